@@ -1,0 +1,184 @@
+#include "symbolic/Simplify.h"
+
+#include "symbolic/Simplifier.h"
+
+#include <limits>
+#include <numeric>
+
+namespace dsc::symbolic {
+
+bool is_const(const Polynomial& p, int64_t* value) {
+  if (!p.ok() || !p.is_constant()) return false;
+  *value = p.constant_term();
+  return true;
+}
+
+int64_t floor_div_int(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+int64_t common_factor(const Polynomial& p, int64_t c) {
+  int64_t k = p.constant_term();
+  if (k == std::numeric_limits<int64_t>::min()) return 1;
+  return std::gcd(std::gcd(p.content(), c), k < 0 ? -k : k);
+}
+
+int64_t floor_mod_int(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  return r < 0 ? r + b : r;
+}
+
+namespace {
+
+// The polynomial of a sum/difference/product tree whose leaves are simplified on the way,
+// so that nested arithmetic is flattened in one go.
+Polynomial arith_poly(Simplifier& s, const Expr& e) {
+  if (const Add* n = e.as<Add>()) return arith_poly(s, n->a) + arith_poly(s, n->b);
+  if (const Sub* n = e.as<Sub>()) return arith_poly(s, n->a) - arith_poly(s, n->b);
+  if (const Mul* n = e.as<Mul>()) return arith_poly(s, n->a) * arith_poly(s, n->b);
+  return s.poly(s.mutate(e));
+}
+
+// Rebuilds a node over canonical children when its own canonical form is out of reach (an
+// int64 overflow in the coefficients): still correct, just not canonical.
+Expr rebuild_binary(ExprKind kind, const Expr& a, const Expr& b) {
+  switch (kind) {
+  case ExprKind::Add:
+    return Add::make(a, b);
+  case ExprKind::Sub:
+    return Sub::make(a, b);
+  case ExprKind::Mul:
+    return Mul::make(a, b);
+  case ExprKind::FloorDiv:
+    return FloorDiv::make(a, b);
+  case ExprKind::FloorMod:
+    return FloorMod::make(a, b);
+  case ExprKind::Min:
+    return Min::make(a, b);
+  case ExprKind::Max:
+    return Max::make(a, b);
+  case ExprKind::EQ:
+    return EQ::make(a, b);
+  case ExprKind::NE:
+    return NE::make(a, b);
+  case ExprKind::LT:
+    return LT::make(a, b);
+  case ExprKind::LE:
+    return LE::make(a, b);
+  default:
+    internal_error << "rebuild_binary of " << kind_name(kind);
+  }
+}
+
+void flatten(ExprKind kind, const Expr& e, std::vector<Expr>& out) {
+  if (e.kind() == kind) {
+    const auto* n = static_cast<const BinaryNode*>(e.get());
+    flatten(kind, n->a, out);
+    flatten(kind, n->b, out);
+    return;
+  }
+  out.push_back(e);
+}
+
+} // namespace
+
+Expr Simplifier::mutate(const Expr& e) {
+  auto it = cache_.find(e);
+  if (it != cache_.end()) return it->second;
+  Expr result = mutate_uncached(e);
+  cache_.emplace(e, result);
+  return result;
+}
+
+Expr Simplifier::mutate_arith(const Expr& e) {
+  Polynomial p = arith_poly(*this, e);
+  if (p.ok()) return p.to_expr();
+  const auto* n = static_cast<const BinaryNode*>(e.get());
+  return rebuild_binary(e.kind(), mutate(n->a), mutate(n->b));
+}
+
+Expr Simplifier::mutate_uncached(const Expr& e) {
+  switch (e.kind()) {
+  case ExprKind::Const:
+  case ExprKind::BoolConst:
+    return e;
+  case ExprKind::Sym:
+    if (facts_) {
+      if (const Expr* replacement = facts_->substitution(e.as<Sym>()->name)) return *replacement;
+    }
+    return e;
+  case ExprKind::Add:
+  case ExprKind::Sub:
+  case ExprKind::Mul:
+    return mutate_arith(e);
+  case ExprKind::FloorDiv:
+  case ExprKind::FloorMod:
+  case ExprKind::Min:
+  case ExprKind::Max: {
+    const auto* n = static_cast<const BinaryNode*>(e.get());
+    BinaryOperands ops{mutate(n->a), mutate(n->b), {}, {}};
+    ops.pa = poly(ops.a);
+    ops.pb = poly(ops.b);
+    if (!ops.pa.ok() || !ops.pb.ok()) return rebuild_binary(e.kind(), ops.a, ops.b);
+    if (e.kind() == ExprKind::FloorDiv) return simplify_div(*this, ops);
+    if (e.kind() == ExprKind::FloorMod) return simplify_mod(*this, ops);
+    if (e.kind() == ExprKind::Min) return simplify_min(*this, ops);
+    return simplify_max(*this, ops);
+  }
+  case ExprKind::EQ:
+  case ExprKind::NE:
+  case ExprKind::LT:
+  case ExprKind::LE: {
+    const auto* n = static_cast<const BinaryNode*>(e.get());
+    Expr a = mutate(n->a), b = mutate(n->b);
+    Polynomial d = poly(b) - poly(a);
+    ExprKind kind = e.kind();
+    if (kind == ExprKind::LT) {
+      d = d - Polynomial::constant(1);
+      kind = ExprKind::LE;
+    }
+    if (!d.ok()) return rebuild_binary(e.kind(), a, b);
+    return simplify_compare(*this, CompareOperands{kind, d});
+  }
+  case ExprKind::And:
+  case ExprKind::Or: {
+    std::vector<Expr> parts;
+    flatten(e.kind(), e, parts);
+    LogicOperands ops{e.kind(), {}};
+    for (const Expr& part : parts) flatten(e.kind(), mutate(part), ops.operands);
+    return simplify_logic(*this, std::move(ops));
+  }
+  case ExprKind::Not:
+    return simplify_not(*this, mutate(e.as<Not>()->a));
+  }
+  internal_error << "unhandled kind " << kind_name(e.kind());
+}
+
+Expr simplify(const Expr& e) {
+  Simplifier s(nullptr);
+  return s.mutate(e);
+}
+
+Expr simplify(const Expr& e, const Facts& facts) {
+  Simplifier s(&facts);
+  return s.mutate(e);
+}
+
+bool canonically_equal(const Expr& a, const Expr& b) {
+  Expr d = simplify(Sub::make(a, b));
+  const Const* c = d.as<Const>();
+  return c && c->value == 0;
+}
+
+std::vector<std::pair<std::string, uint64_t>> simplifier_rule_counts() {
+  RuleReport report;
+  report_div_rules(report);
+  report_mod_rules(report);
+  report_minmax_rules(report);
+  report_compare_rules(report);
+  report_logic_rules(report);
+  return report;
+}
+
+} // namespace dsc::symbolic

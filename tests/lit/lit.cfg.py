@@ -1,0 +1,14 @@
+# lit configuration for dsc's FileCheck suite.
+import os
+
+import lit.formats
+
+config.name = "dsc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test", ".dsc"]
+config.excludes = ["Inputs", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dsc_binary_dir, "tests", "lit")
+
+config.substitutions.append(("%dscc", os.path.join(config.dsc_binary_dir, "tools", "dscc", "dscc")))
+config.substitutions.append(("FileCheck", config.filecheck))

@@ -1,0 +1,13 @@
+#pragma once
+// The dscc subcommands. Each takes the arguments after its name and returns the exit code.
+
+#include <string>
+#include <vector>
+
+namespace dsc::dscc {
+
+using Args = std::vector<std::string>;
+
+int run_prove(const Args& args);
+
+} // namespace dsc::dscc

@@ -1,0 +1,40 @@
+// dscc: the dsc compiler driver.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "tools/dscc/Command.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    R"(usage: dscc <command> [options]
+
+commands:
+  prove [--assume FACT]... FACT   decide a shape fact: prints `proved`,
+                                  `disproved: A=1, B=3` (a counterexample) or `unknown`
+
+Run `dscc <command> --help` for the options of one command.
+)";
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 1;
+  }
+  std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (command == "--version") {
+    std::puts("dscc 0.1.0");
+    return 0;
+  }
+  dsc::dscc::Args args(argv + 2, argv + argc);
+  if (command == "prove") return dsc::dscc::run_prove(args);
+  std::fprintf(stderr, "dscc: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 1;
+}

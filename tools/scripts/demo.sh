@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The main job: install, build, then show what dsc does today. For now that is the shape
+# prover: facts a compiler needs, each proved or refuted with a counterexample.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${DSC_BUILD_DIR:-$root/build}
+"$root/tools/scripts/build.sh"
+
+dscc="$build/tools/dscc/dscc"
+ask() {
+  local args=("$@")
+  printf '$ dscc prove'
+  printf ' %q' "${args[@]}"
+  printf '\n  '
+  "$dscc" prove "${args[@]}"
+}
+ask "n*4/2 == 2*n"
+ask "n/2*2 == n"
+ask --assume "n % 2 == 0" "n/2*2 == n"
+ask --assume "w + h >= 1" "(w+h)*65/(w+h) == 65"
+ask --assume "1 <= S <= 512" "(S + 15)/16*16 >= S"
+ask --assume "B >= 1" "B*S*768 == B*S*12*64"
+ask "S == T"
+ask --assume "1 <= S <= 512" --assume "T == S" "S*T <= 250000"

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Installs, builds and runs every test through ctest.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${DSC_BUILD_DIR:-$root/build}
+"$root/tools/scripts/build.sh"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 900
