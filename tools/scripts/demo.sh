@@ -10,7 +10,9 @@ dscc="$build/tools/dscc/dscc"
 ask() {
   local args=("$@")
   printf '$ dscc prove'
-  printf ' %q' "${args[@]}"
+  for a in "${args[@]}"; do
+    case "$a" in --*) printf ' %s' "$a" ;; *) printf ' "%s"' "$a" ;; esac
+  done
   printf '\n  '
   "$dscc" prove "${args[@]}"
 }
