@@ -102,7 +102,9 @@ Interval floordiv(Interval a, Interval b) {
     int64_t c[4] = {div_end(a.lo, d.lo), div_end(a.lo, d.hi), div_end(a.hi, d.lo),
                     div_end(a.hi, d.hi)};
     Interval q{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
-    if (is_inf(d.lo) || is_inf(d.hi)) q = hull(q, Interval{-1, 0});
+    // With an unbounded divisor the quotient also approaches 0 from the numerator's side, and
+    // flooring takes a negative numerator to -1.
+    if (is_inf(d.lo) || is_inf(d.hi)) q = hull(q, Interval{a.lo < 0 ? -1 : 0, 0});
     result = hull(result, q);
   };
   if (b.hi >= 1) side(Interval{std::max<int64_t>(b.lo, 1), b.hi});
