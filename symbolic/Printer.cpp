@@ -25,37 +25,6 @@ bool is_negation(const Expr& e) {
   return c && c->value == -1;
 }
 
-int precedence(const Expr& e) {
-  switch (e.kind()) {
-  case ExprKind::Const:
-    return e.as<Const>()->value < 0 ? kUnary : kAtom;
-  case ExprKind::Sym:
-  case ExprKind::BoolConst:
-  case ExprKind::Min:
-  case ExprKind::Max:
-    return kAtom;
-  case ExprKind::Not:
-    return kUnary;
-  case ExprKind::Mul:
-    return is_negation(e) ? kUnary : kMultiplicative;
-  case ExprKind::FloorDiv:
-  case ExprKind::FloorMod:
-    return kMultiplicative;
-  case ExprKind::Add:
-  case ExprKind::Sub:
-    return kAdditive;
-  case ExprKind::EQ:
-  case ExprKind::NE:
-  case ExprKind::LT:
-  case ExprKind::LE:
-    return kCompare;
-  case ExprKind::And:
-    return kAnd;
-  case ExprKind::Or:
-    return kOr;
-  }
-  return kAtom;
-}
 
 const char* infix_operator(ExprKind kind) {
   switch (kind) {
@@ -173,6 +142,38 @@ private:
 };
 
 } // namespace
+
+int precedence(const Expr& e) {
+  switch (e.kind()) {
+  case ExprKind::Const:
+    return e.as<Const>()->value < 0 ? kUnary : kAtom;
+  case ExprKind::Sym:
+  case ExprKind::BoolConst:
+  case ExprKind::Min:
+  case ExprKind::Max:
+    return kAtom;
+  case ExprKind::Not:
+    return kUnary;
+  case ExprKind::Mul:
+    return is_negation(e) ? kUnary : kMultiplicative;
+  case ExprKind::FloorDiv:
+  case ExprKind::FloorMod:
+    return kMultiplicative;
+  case ExprKind::Add:
+  case ExprKind::Sub:
+    return kAdditive;
+  case ExprKind::EQ:
+  case ExprKind::NE:
+  case ExprKind::LT:
+  case ExprKind::LE:
+    return kCompare;
+  case ExprKind::And:
+    return kAnd;
+  case ExprKind::Or:
+    return kOr;
+  }
+  return kAtom;
+}
 
 std::string to_string(const Expr& e) {
   if (!e.defined()) return "<undefined>";

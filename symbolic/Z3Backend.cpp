@@ -117,7 +117,9 @@ private:
       }
       Clock::time_point now = Clock::now();
       if (now < first->second.when) {
-        wake_.wait_until(lock, first->second.when);
+        // A copy: disarm() may erase the entry while this thread waits.
+        Clock::time_point when = first->second.when;
+        wake_.wait_until(lock, when);
         continue;
       }
       // Under the lock, so that disarm() is final.

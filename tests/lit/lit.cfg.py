@@ -12,3 +12,4 @@ config.test_exec_root = os.path.join(config.dsc_binary_dir, "tests", "lit")
 
 config.substitutions.append(("%dscc", os.path.join(config.dsc_binary_dir, "tools", "dscc", "dscc")))
 config.substitutions.append(("FileCheck", config.filecheck))
+config.substitutions.append(("%dsc_src", config.dsc_source_dir))

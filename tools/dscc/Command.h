@@ -9,5 +9,7 @@ namespace dsc::dscc {
 using Args = std::vector<std::string>;
 
 int run_prove(const Args& args);
+int run_check(const Args& args);
+int run_repl(const Args& args);
 
 } // namespace dsc::dscc

@@ -11,8 +11,11 @@ constexpr const char* kUsage =
     R"(usage: dscc <command> [options]
 
 commands:
+  check FILE.dsc [--emit=shapes|ir|facts]
+                                  parse, infer shapes and decide shape facts
   prove [--assume FACT]... FACT   decide a shape fact: prints `proved`,
                                   `disproved: A=1, B=3` (a counterexample) or `unknown`
+  repl [FILE.dsc]                 explore shape inference interactively
 
 Run `dscc <command> --help` for the options of one command.
 )";
@@ -35,6 +38,8 @@ int main(int argc, char** argv) {
   }
   dsc::dscc::Args args(argv + 2, argv + argc);
   if (command == "prove") return dsc::dscc::run_prove(args);
+  if (command == "check") return dsc::dscc::run_check(args);
+  if (command == "repl") return dsc::dscc::run_repl(args);
   std::fprintf(stderr, "dscc: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 1;
 }

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# The main job: install, build, then show what dsc does today. For now that is the shape
-# prover: facts a compiler needs, each proved or refuted with a counterexample.
+# The main job: install, build, then show what dsc does today: shape inference over a BERT
+# layer, and the shape prover deciding facts a compiler needs, each proved or refuted with a
+# counterexample.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${DSC_BUILD_DIR:-$root/build}
 "$root/tools/scripts/build.sh"
 
 dscc="$build/tools/dscc/dscc"
+echo '$ dscc check --emit=shapes examples/bert_layer.dsc'
+"$dscc" check --emit=shapes "$root/examples/bert_layer.dsc"
+echo '$ dscc check --emit=facts examples/bert_layer.dsc'
+"$dscc" check --emit=facts "$root/examples/bert_layer.dsc"
+echo
 ask() {
   local args=("$@")
   printf '$ dscc prove'

@@ -9,6 +9,7 @@ packages=(
   re2c bison
   libgtest-dev libgmock-dev
   libedit-dev libdlpack-dev libopenblas-dev
+  clang-19 libclang-rt-19-dev  # libFuzzer and the sanitizers for the parser fuzz run
 )
 
 missing=()

@@ -5,3 +5,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${DSC_BUILD_DIR:-$root/build}
 "$root/tools/scripts/build.sh"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 900
+# The parser fuzz run under ASan+UBSan (its own clang build); DSC_FUZZ_SECONDS=0 skips it.
+if [ "${DSC_FUZZ_SECONDS:-60}" != 0 ]; then
+  "$root/tools/scripts/fuzz.sh"
+fi

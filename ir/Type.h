@@ -1,0 +1,67 @@
+#pragma once
+// Types of graph-level values.
+//
+// A tensor type is `dtype[d0, d1, ...]` whose dims are symbolic expressions (see
+// symbolic/Expr.h); rank 0 (`f32[]`) is a scalar tensor. A tuple type groups the results of
+// ops like `split`. `Unknown` is the type of a value before infer_shapes has run.
+//
+// Literals in graph code are "weak": `x * 0.125` takes x's dtype, as in NumPy's and JAX's
+// scalar promotion, and their type says so.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "symbolic/Expr.h"
+
+namespace dsc::ir {
+
+enum class DType : uint8_t { Bool, I8, I32, I64, F16, BF16, F32, F64 };
+
+const char* dtype_name(DType d); // "f32"
+std::optional<DType> parse_dtype(std::string_view name);
+int dtype_bits(DType d);
+bool is_float(DType d);
+bool is_int(DType d); // the signed integer dtypes, not bool
+
+struct Type {
+  // Unknown: not inferred yet. Tensor, Tuple: values. Any: a generic `tensor` parameter of a
+  // stdlib-style function, instantiated per call from the argument. Int, Float, Bool, Str:
+  // compile-time attribute parameters (`axis: int = -1`), substituted per call.
+  enum class Kind : uint8_t { Unknown, Tensor, Tuple, Any, Int, Float, Bool, Str };
+  Kind kind = Kind::Unknown;
+  DType dtype = DType::F32;               // Tensor
+  std::vector<symbolic::Expr> shape;      // Tensor
+  std::vector<Type> fields;               // Tuple
+  bool weak = false;                      // Tensor: a literal's dtype that yields to the other operand
+
+  static Type unknown() { return {}; }
+  static Type tensor(DType dtype, std::vector<symbolic::Expr> shape);
+  static Type scalar(DType dtype) { return tensor(dtype, {}); }
+  static Type tuple(std::vector<Type> fields);
+  static Type of_kind(Kind k) {
+    Type t;
+    t.kind = k;
+    return t;
+  }
+
+  bool is_unknown() const { return kind == Kind::Unknown; }
+  bool is_tensor() const { return kind == Kind::Tensor; }
+  bool is_tuple() const { return kind == Kind::Tuple; }
+  bool is_attribute() const {
+    return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool || kind == Kind::Str;
+  }
+  size_t rank() const { return shape.size(); }
+};
+
+// Structural equality: dims compared as nodes (callers canonicalize first when they want
+// value equality).
+bool operator==(const Type& a, const Type& b);
+
+// `f32[B, S, 768]`, `(f32[B, S], i64[])`, `tensor`, `int`, `float`, `bool`, `str`, and `?`
+// for unknown.
+std::string to_string(const Type& t);
+
+} // namespace dsc::ir

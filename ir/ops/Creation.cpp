@@ -1,0 +1,126 @@
+// Creation ops: arange, full and zeros build tensors of symbolic shape; shape_of reads a
+// shape; nonzero's row count is data-dependent, so it is a fresh symbol.
+
+#include <cstdint>
+
+#include "ir/ops/OpUtil.h"
+#include "support/Int128.h"
+#include "symbolic/Printer.h"
+
+namespace dsc::ir::ops {
+
+namespace sym = symbolic;
+
+namespace {
+
+DType dtype_arg(const BoundArgs& args, size_t i) {
+  return *parse_dtype(args[i].as<StringImm>()->value);
+}
+
+// arange(start, end, step): the count of start, start + step, ... before end. `arange(n)`
+// counts from 0 to n, as in Python.
+std::optional<Type> arange(const Call&, const BoundArgs& args, ShapeContext& ctx) {
+  sym::Expr start = dim_arg(args, 0), end = dim_arg(args, 1), step = dim_arg(args, 2);
+  if (!end.defined()) {
+    end = start;
+    start = sym::Expr(0);
+  }
+  DType dtype = dtype_arg(args, 3);
+  if (dtype == DType::Bool) {
+    ctx.error(args.locs[3], "arange cannot make a bool tensor");
+    return std::nullopt;
+  }
+  std::optional<int64_t> cs = as_const(start), ce = as_const(end), cst = as_const(step);
+  if (cst == 0) {
+    ctx.error(args.locs[2], "arange: step must not be zero");
+    return std::nullopt;
+  }
+  if (cs && ce && cst) {
+    // ceil((end - start) / step), in 128 bits: the constants may be anywhere in int64.
+    i128 span = i128{*ce} - *cs, st = *cst;
+    if (st < 0) {
+      span = -span;
+      st = -st;
+    }
+    i128 n = span <= 0 ? 0 : (span + st - 1) / st;
+    if (n > INT64_MAX) {
+      ctx.error(args.locs[1], "arange: the length does not fit in int64");
+      return std::nullopt;
+    }
+    return tensor_of(dtype, {sym::Expr(static_cast<int64_t>(n))});
+  }
+  sym::Expr length;
+  if (cst && *cst < 0) {
+    if (!ctx.require(sym::le(end, start), args.locs[1],
+                     "arange: end " + sym::to_string(end) + " must be <= start " +
+                         sym::to_string(start) + " for a negative step"))
+      return std::nullopt;
+    length = sym::floordiv(start - end - step - sym::Expr(1), -step);
+  } else {
+    if (!cst && !ctx.require(sym::le(sym::Expr(1), step), args.locs[2],
+                             "arange: step " + sym::to_string(step) + " must be >= 1"))
+      return std::nullopt;
+    if (!ctx.require(sym::le(start, end), args.locs[1],
+                     "arange: start " + sym::to_string(start) + " must be <= end " +
+                         sym::to_string(end)))
+      return std::nullopt;
+    length = sym::floordiv(end - start + step - sym::Expr(1), step);
+  }
+  return tensor_of(dtype, {length});
+}
+
+std::optional<Type> full(const Call&, const BoundArgs& args, ShapeContext& ctx) {
+  std::vector<sym::Expr> shape = shape_arg(args, 0);
+  if (!require_nonnegative(shape, args.locs[0], "full", ctx)) return std::nullopt;
+  DType dtype = dtype_arg(args, 2);
+  const auto& v = args[1].as<Literal>()->value;
+  bool fits = std::holds_alternative<bool>(v)     ? dtype == DType::Bool
+              : std::holds_alternative<double>(v) ? is_float(dtype)
+                                                  : dtype != DType::Bool;
+  if (!fits) {
+    ctx.error(args.locs[1],
+              std::string("full: the value cannot fill a ") + dtype_name(dtype) + " tensor");
+    return std::nullopt;
+  }
+  return tensor_of(dtype, std::move(shape));
+}
+
+std::optional<Type> zeros(const Call&, const BoundArgs& args, ShapeContext& ctx) {
+  std::vector<sym::Expr> shape = shape_arg(args, 0);
+  if (!require_nonnegative(shape, args.locs[0], "zeros", ctx)) return std::nullopt;
+  return tensor_of(dtype_arg(args, 1), std::move(shape));
+}
+
+std::optional<Type> shape_of(const Call&, const BoundArgs& args, ShapeContext&) {
+  return tensor_of(DType::I64, {sym::Expr(static_cast<int64_t>(args.types[0].rank()))});
+}
+
+std::optional<Type> nonzero(const Call&, const BoundArgs& args, ShapeContext& ctx) {
+  return tensor_of(
+      DType::I64, {ctx.fresh_symbol("nnz"), sym::Expr(static_cast<int64_t>(args.types[0].rank()))});
+}
+
+} // namespace
+
+std::vector<OpDef> creation_ops() {
+  return {
+      OpDef{"arange",
+            {{"start", ParamKind::Dim},
+             {"end", ParamKind::Dim, true, nullptr},
+             {"step", ParamKind::Dim, true, default_int1},
+             {"dtype", ParamKind::DType, true, default_i64}},
+            arange},
+      OpDef{"full",
+            {{"shape", ParamKind::Shape},
+             {"value", ParamKind::Scalar},
+             {"dtype", ParamKind::DType, true, default_f32}},
+            full},
+      OpDef{"zeros",
+            {{"shape", ParamKind::Shape}, {"dtype", ParamKind::DType, true, default_f32}},
+            zeros},
+      OpDef{"shape_of", {{"x", ParamKind::Tensor}}, shape_of},
+      OpDef{"nonzero", {{"x", ParamKind::Tensor}}, nonzero},
+  };
+}
+
+} // namespace dsc::ir::ops

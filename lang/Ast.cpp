@@ -1,0 +1,160 @@
+#include "lang/Ast.h"
+
+#include <algorithm>
+
+namespace dsc::lang::ast {
+
+Expr::Expr() = default;
+Expr::~Expr() = default;
+Expr::Expr(Expr&&) noexcept = default;
+Expr& Expr::operator=(Expr&&) noexcept = default;
+
+const char* op_spelling(Op op) {
+  switch (op) {
+  case Op::Add:
+    return "+";
+  case Op::Sub:
+    return "-";
+  case Op::Mul:
+    return "*";
+  case Op::Div:
+    return "/";
+  case Op::Mod:
+    return "%";
+  case Op::EQ:
+    return "==";
+  case Op::NE:
+    return "!=";
+  case Op::LT:
+    return "<";
+  case Op::LE:
+    return "<=";
+  case Op::GT:
+    return ">";
+  case Op::GE:
+    return ">=";
+  case Op::And:
+    return "&&";
+  case Op::Or:
+    return "||";
+  case Op::Neg:
+    return "-";
+  case Op::Not:
+    return "!";
+  }
+  return "?";
+}
+
+namespace {
+
+int height(const ExprPtr& e) {
+  return e ? e->height : 0;
+}
+
+int max_height(const std::vector<ExprPtr>& exprs) {
+  int h = 0;
+  for (const ExprPtr& e : exprs)
+    h = std::max(h, height(e));
+  return h;
+}
+
+} // namespace
+
+ExprPtr make_leaf(ExprKind kind, SourceLoc loc) {
+  auto e = std::make_unique<Expr>();
+  e->kind = kind;
+  e->loc = loc;
+  return e;
+}
+
+ExprPtr make_unary(Op op, SourceLoc loc, ExprPtr x) {
+  ExprPtr e = make_leaf(ExprKind::Unary, loc);
+  e->op = op;
+  e->height = 1 + height(x);
+  e->operands.push_back(std::move(x));
+  return e;
+}
+
+ExprPtr make_binary(Op op, SourceLoc loc, ExprPtr a, ExprPtr b) {
+  ExprPtr e = make_leaf(ExprKind::Binary, loc);
+  e->op = op;
+  e->height = 1 + std::max(height(a), height(b));
+  e->operands.push_back(std::move(a));
+  e->operands.push_back(std::move(b));
+  return e;
+}
+
+ExprPtr make_compare(Op op, SourceLoc loc, ExprPtr lhs, ExprPtr rhs) {
+  // A chain resolves to one link per operator joined with `&&`, so each operator adds a level.
+  if (lhs->kind == ExprKind::Compare && !lhs->parenthesized) {
+    lhs->ops.push_back(op);
+    lhs->op_locs.push_back(loc);
+    lhs->height = std::max(lhs->height, height(rhs)) + 1;
+    lhs->operands.push_back(std::move(rhs));
+    return lhs;
+  }
+  ExprPtr e = make_leaf(ExprKind::Compare, loc);
+  e->ops.push_back(op);
+  e->op_locs.push_back(loc);
+  e->height = 1 + std::max(height(lhs), height(rhs));
+  e->operands.push_back(std::move(lhs));
+  e->operands.push_back(std::move(rhs));
+  return e;
+}
+
+ExprPtr make_call(std::string callee, SourceLoc loc, std::vector<Arg> args) {
+  ExprPtr e = make_leaf(ExprKind::Call, loc);
+  e->text = std::move(callee);
+  int h = 0;
+  for (const Arg& a : args)
+    h = std::max(h, height(a.value));
+  e->height = 1 + h;
+  e->args = std::move(args);
+  return e;
+}
+
+ExprPtr make_index(SourceLoc loc, ExprPtr base, std::vector<ExprPtr> indices) {
+  ExprPtr e = make_leaf(ExprKind::Index, loc);
+  e->height = 1 + std::max(height(base), max_height(indices));
+  e->operands.push_back(std::move(base));
+  for (ExprPtr& i : indices)
+    e->operands.push_back(std::move(i));
+  return e;
+}
+
+ExprPtr make_list(ExprKind kind, SourceLoc loc, std::vector<ExprPtr> items) {
+  ExprPtr e = make_leaf(kind, loc);
+  e->height = 1 + max_height(items);
+  e->operands = std::move(items);
+  return e;
+}
+
+ExprPtr make_if(SourceLoc loc, ExprPtr cond, std::unique_ptr<Block> then_block,
+                std::unique_ptr<Block> else_block) {
+  ExprPtr e = make_leaf(ExprKind::If, loc);
+  int h = height(cond);
+  if (then_block) h = std::max(h, then_block->height);
+  if (else_block) h = std::max(h, else_block->height);
+  e->height = 1 + h;
+  e->operands.push_back(std::move(cond));
+  e->then_block = std::move(then_block);
+  e->else_block = std::move(else_block);
+  return e;
+}
+
+void update_height(Block& b) {
+  int h = height(b.result);
+  for (const StmtPtr& s : b.stmts)
+    if (s) h = std::max(h, s->height);
+  b.height = 1 + h;
+}
+
+void update_height(Stmt& s) {
+  int h = std::max({height(s.value), height(s.target), height(s.lo), height(s.hi), height(s.cond),
+                    s.has_type ? s.type.height : 0});
+  if (s.body) h = std::max(h, s.body->height);
+  if (s.else_body) h = std::max(h, s.else_body->height);
+  s.height = 1 + h;
+}
+
+} // namespace dsc::lang::ast

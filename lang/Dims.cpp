@@ -1,0 +1,337 @@
+#include "lang/Dims.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace dsc::lang {
+
+namespace {
+
+using symbolic::Expr;
+
+constexpr uint64_t kMaxMagnitude = uint64_t{1} << 63;
+
+std::optional<Expr> fail() {
+  return std::nullopt;
+}
+
+// Checks that an operand has the kind its operator needs.
+bool check_operand(const Expr& x, bool want_bool, const ast::Expr& operand, const char* op,
+                   DimContext& ctx) {
+  if (x.is_bool() == want_bool) return true;
+  std::string msg = std::string("'") + op + "' needs " +
+                    (want_bool ? "predicate operands; this operand is an integer expression"
+                               : "integer operands; this operand is a predicate");
+  ctx.diags.error(operand.loc, std::move(msg));
+  return false;
+}
+
+Expr make_arith(ast::Op op, Expr a, Expr b) {
+  switch (op) {
+  case ast::Op::Add:
+    return symbolic::Add::make(std::move(a), std::move(b));
+  case ast::Op::Sub:
+    return symbolic::Sub::make(std::move(a), std::move(b));
+  case ast::Op::Mul:
+    return symbolic::Mul::make(std::move(a), std::move(b));
+  case ast::Op::Div:
+    return symbolic::FloorDiv::make(std::move(a), std::move(b));
+  default:
+    return symbolic::FloorMod::make(std::move(a), std::move(b));
+  }
+}
+
+// `a > b` is built as `b < a`, as symbolic/Parser.h does, so that printed text reads back the
+// same.
+Expr make_comparison(ast::Op op, const Expr& a, const Expr& b) {
+  switch (op) {
+  case ast::Op::EQ:
+    return symbolic::EQ::make(a, b);
+  case ast::Op::NE:
+    return symbolic::NE::make(a, b);
+  case ast::Op::LT:
+    return symbolic::LT::make(a, b);
+  case ast::Op::LE:
+    return symbolic::LE::make(a, b);
+  case ast::Op::GT:
+    return symbolic::LT::make(b, a);
+  default:
+    return symbolic::LE::make(b, a);
+  }
+}
+
+std::optional<Expr> call(const ast::Expr& e, DimContext& ctx) {
+  bool minmax = e.text == "min" || e.text == "max";
+  if (!minmax) {
+    ctx.diags.error(e.loc, "unknown function '" + e.text + "' in " + ctx.what)
+        .notes.push_back({SourceLoc{}, "the functions of dims are min(a, b) and max(a, b)"});
+    return fail();
+  }
+  bool keywords = std::any_of(e.args.begin(), e.args.end(),
+                              [](const ast::Arg& a) { return !a.keyword.empty(); });
+  if (e.args.size() != 2 || keywords) {
+    ctx.diags.error(e.loc, "'" + e.text + "' takes two arguments: " + e.text + "(a, b)");
+    return fail();
+  }
+  std::optional<Expr> a = to_symbolic(*e.args[0].value, ctx);
+  std::optional<Expr> b = to_symbolic(*e.args[1].value, ctx);
+  if (!a || !b) return fail();
+  if (!check_operand(*a, false, *e.args[0].value, e.text.c_str(), ctx) ||
+      !check_operand(*b, false, *e.args[1].value, e.text.c_str(), ctx)) {
+    return fail();
+  }
+  return e.text == "min" ? symbolic::Min::make(*a, *b) : symbolic::Max::make(*a, *b);
+}
+
+std::optional<Expr> compare_chain(const ast::Expr& e, DimContext& ctx) {
+  std::vector<std::optional<Expr>> xs;
+  bool ok = true;
+  for (const ast::ExprPtr& operand : e.operands) {
+    xs.push_back(to_symbolic(*operand, ctx));
+    ok = ok && xs.back().has_value();
+  }
+  if (!ok) return fail();
+  for (size_t i = 0; i < e.ops.size(); ++i) {
+    const char* op = ast::op_spelling(e.ops[i]);
+    if (!check_operand(*xs[i], false, *e.operands[i], op, ctx) ||
+        !check_operand(*xs[i + 1], false, *e.operands[i + 1], op, ctx)) {
+      return fail();
+    }
+  }
+  Expr chain;
+  for (size_t i = 0; i < e.ops.size(); ++i) {
+    Expr link = make_comparison(e.ops[i], *xs[i], *xs[i + 1]);
+    chain = chain.defined() ? symbolic::And::make(chain, link) : link;
+  }
+  return chain;
+}
+
+} // namespace
+
+std::optional<int64_t> int_literal(const ast::Expr& e, bool negated, DiagnosticEngine& diags) {
+  if (e.int_value == kMaxMagnitude) {
+    if (negated) return std::numeric_limits<int64_t>::min();
+    diags.error(e.loc, "integer literal 9223372036854775808 is too large")
+        .notes.push_back({SourceLoc{}, "integers are 64-bit: at most 9223372036854775807"});
+    return std::nullopt;
+  }
+  auto v = static_cast<int64_t>(e.int_value);
+  return negated ? -v : v;
+}
+
+const char* describe_expr(const ast::Expr& e) {
+  switch (e.kind) {
+  case ast::ExprKind::Name:
+    return "a name";
+  case ast::ExprKind::Int:
+    return "an integer";
+  case ast::ExprKind::Float:
+    return "a number";
+  case ast::ExprKind::Bool:
+    return "a boolean";
+  case ast::ExprKind::String:
+    return "a string";
+  case ast::ExprKind::Question:
+    return "'?'";
+  case ast::ExprKind::Unary:
+  case ast::ExprKind::Binary:
+    return "an arithmetic expression";
+  case ast::ExprKind::Compare:
+    return "a comparison";
+  case ast::ExprKind::Call:
+    return "a call";
+  case ast::ExprKind::Index:
+    return "an indexing expression";
+  case ast::ExprKind::List:
+    return "a list";
+  case ast::ExprKind::Tuple:
+    return "a tuple";
+  case ast::ExprKind::If:
+    return "an if expression";
+  case ast::ExprKind::Error:
+    return "an invalid expression";
+  }
+  return "an expression";
+}
+
+std::optional<Expr> to_symbolic(const ast::Expr& e, DimContext& ctx) {
+  switch (e.kind) {
+  case ast::ExprKind::Error:
+    return fail();
+  case ast::ExprKind::Int: {
+    std::optional<int64_t> v = int_literal(e, false, ctx.diags);
+    if (!v) return fail();
+    return symbolic::Const::make(*v);
+  }
+  case ast::ExprKind::Bool:
+    return symbolic::BoolConst::make(e.bool_value);
+  case ast::ExprKind::Question:
+    if (!ctx.fresh) {
+      ctx.diags.error(e.loc, std::string("'?' is not allowed in ") + ctx.what)
+          .notes.push_back({SourceLoc{}, "'?' stands for an anonymous dim in a type"});
+      return fail();
+    }
+    return symbolic::Sym::make(anonymous_symbol_name((*ctx.fresh)++));
+  case ast::ExprKind::Name:
+    if (e.text.find('.') != std::string::npos) {
+      ctx.diags.error(e.loc, "'" + e.text + "' cannot appear in " + ctx.what);
+      return fail();
+    }
+    return ctx.name(e.text, e.loc);
+  case ast::ExprKind::Unary: {
+    const ast::Expr& x = *e.operands[0];
+    if (e.op == ast::Op::Neg && x.kind == ast::ExprKind::Int && !x.parenthesized) {
+      // Only a literal right after the minus folds (as in symbolic/Parser.h), so that `-(3)`
+      // stays Mul(-1, 3) and both spellings read back as what printed them.
+      std::optional<int64_t> v = int_literal(x, true, ctx.diags);
+      if (!v) return fail();
+      return symbolic::Const::make(*v);
+    }
+    std::optional<Expr> a = to_symbolic(x, ctx);
+    if (!a) return fail();
+    if (e.op == ast::Op::Neg) {
+      if (!check_operand(*a, false, x, "-", ctx)) return fail();
+      return symbolic::Mul::make(symbolic::Const::make(-1), *a);
+    }
+    if (!check_operand(*a, true, x, "!", ctx)) return fail();
+    return symbolic::Not::make(*a);
+  }
+  case ast::ExprKind::Binary: {
+    std::optional<Expr> a = to_symbolic(*e.operands[0], ctx);
+    std::optional<Expr> b = to_symbolic(*e.operands[1], ctx);
+    if (!a || !b) return fail();
+    bool logic = e.op == ast::Op::And || e.op == ast::Op::Or;
+    const char* op = ast::op_spelling(e.op);
+    if (!check_operand(*a, logic, *e.operands[0], op, ctx) ||
+        !check_operand(*b, logic, *e.operands[1], op, ctx)) {
+      return fail();
+    }
+    if (e.op == ast::Op::And) return symbolic::And::make(*a, *b);
+    if (e.op == ast::Op::Or) return symbolic::Or::make(*a, *b);
+    return make_arith(e.op, *a, *b);
+  }
+  case ast::ExprKind::Compare:
+    return compare_chain(e, ctx);
+  case ast::ExprKind::Call:
+    return call(e, ctx);
+  case ast::ExprKind::Float:
+    ctx.diags.error(e.loc,
+                    std::string(ctx.what) + " must be an integer expression; found a number");
+    return fail();
+  default:
+    ctx.diags.error(e.loc, std::string(describe_expr(e)) + " cannot appear in " + ctx.what);
+    return fail();
+  }
+}
+
+std::optional<Expr> to_dim(const ast::Expr& e, DimContext& ctx) {
+  std::optional<Expr> x = to_symbolic(e, ctx);
+  if (!x) return fail();
+  if (x->is_bool()) {
+    ctx.diags.error(e.loc,
+                    std::string(ctx.what) + " must be an integer expression; found a predicate");
+    return fail();
+  }
+  return x;
+}
+
+std::optional<Expr> to_predicate(const ast::Expr& e, DimContext& ctx) {
+  std::optional<Expr> x = to_symbolic(e, ctx);
+  if (!x) return fail();
+  if (!x->is_bool()) {
+    ctx.diags.error(e.loc,
+                    std::string(ctx.what) +
+                        " must be a predicate, such as 'S >= 1'; found an integer expression");
+    return fail();
+  }
+  return x;
+}
+
+bool is_symbol_name(std::string_view name) {
+  if (name.empty() || name == "min" || name == "max" || name == "true" || name == "false")
+    return false;
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!alpha(name[0])) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
+}
+
+bool is_anonymous_symbol_name(std::string_view name) {
+  if (name.size() < 3 || name.substr(0, 2) != "_d") return false;
+  return std::all_of(name.begin() + 2, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string anonymous_symbol_name(int index) {
+  return "_d" + std::to_string(index);
+}
+
+namespace {
+
+// Optimal string alignment distance: insertions, deletions, substitutions and transpositions
+// of neighbours (`mxa` is one edit from `max`).
+size_t edit_distance(std::string_view a, std::string_view b) {
+  size_t n = a.size(), m = b.size();
+  std::vector<size_t> prev2(m + 1), prev(m + 1), row(m + 1);
+  for (size_t j = 0; j <= m; ++j)
+    prev[j] = j;
+  for (size_t i = 1; i <= n; ++i) {
+    row[0] = i;
+    for (size_t j = 1; j <= m; ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        row[j] = std::min(row[j], prev2[j - 2] + 1);
+    }
+    std::swap(prev2, prev);
+    std::swap(prev, row);
+  }
+  return prev[m];
+}
+
+} // namespace
+
+std::string closest_name(std::string_view name, const std::vector<std::string>& candidates) {
+  // A third of the name may be wrong (at least one character), but never all of it.
+  size_t limit = std::max<size_t>(1, name.size() / 3);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const std::string& c : candidates) {
+    if (c == name || c.empty()) continue;
+    // Names far apart in length cannot be close; skip them before the quadratic work.
+    size_t diff = c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
+    if (diff > limit) continue;
+    size_t d = edit_distance(name, c);
+    if (d >= name.size() || d >= c.size()) continue;
+    if (d < best_distance || (d == best_distance && c < best)) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best_distance <= limit ? best : std::string();
+}
+
+const char* dtype_alias(std::string_view name) {
+  // The spellings of other frameworks map to ours.
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"float16", "f16"}, {"half", "f16"},    {"bfloat16", "bf16"}, {"float32", "f32"},
+      {"float", "f32"},   {"float64", "f64"}, {"double", "f64"},    {"int8", "i8"},
+      {"int32", "i32"},   {"int64", "i64"},   {"long", "i64"},      {"boolean", "bool"}};
+  for (const auto& [alias, dtype] : kAliases)
+    if (name == alias) return dtype;
+  return nullptr;
+}
+
+void suggest_dtype(Diagnostic& d, std::string_view name) {
+  if (const char* dtype = dtype_alias(name)) {
+    d.notes.push_back({SourceLoc{}, std::string("did you mean '") + dtype + "'?"});
+    return;
+  }
+  suggest(d, name, {"bool", "i8", "i32", "i64", "f16", "bf16", "f32", "f64"});
+}
+
+void suggest(Diagnostic& d, std::string_view name, const std::vector<std::string>& candidates) {
+  std::string best = closest_name(name, candidates);
+  if (!best.empty()) d.notes.push_back({SourceLoc{}, "did you mean '" + best + "'?"});
+}
+
+} // namespace dsc::lang

@@ -1,0 +1,172 @@
+#include "passes/CollectFacts.h"
+
+#include "ir/OpRegistry.h"
+#include "symbolic/Printer.h"
+
+namespace dsc::passes {
+
+namespace {
+
+namespace sym = symbolic;
+using ir::ShapeFact;
+
+bool is_generic(const ir::Function& f) {
+  for (const ir::VarRef& p : f.params)
+    if (p->type.kind == ir::Type::Kind::Any || p->type.is_attribute()) return true;
+  return false;
+}
+
+// What the parameter types imply: every dim of a run-time tensor is >= 0, so a parameter
+// written `f32[S - 4]` implies S >= 4. Lone symbols and constants say nothing new.
+std::vector<sym::Expr> signature_facts(const ir::Function& f) {
+  std::vector<sym::Expr> out;
+  for (const ir::VarRef& p : f.params) {
+    if (!p->type.is_tensor()) continue;
+    for (const sym::Expr& d : p->type.shape)
+      if (!d.is<sym::Sym>() && !d.is<sym::Const>()) out.push_back(sym::le(sym::Expr(0), d));
+  }
+  return out;
+}
+
+class FactCollector {
+public:
+  FactCollector(const ir::Function& f, PassContext& ctx) : f_(f), ctx_(ctx) {}
+
+  std::vector<ShapeFact> run() {
+    std::vector<ShapeFact> facts = f_.facts;
+    bool has_where = false;
+    for (const ShapeFact& fact : facts)
+      has_where |= fact.origin == ShapeFact::Origin::Where;
+    if (!has_where) {
+      // Not through infer_shapes: the clauses still count.
+      std::vector<ShapeFact> clauses;
+      for (const ir::WhereClause& w : f_.where)
+        clauses.push_back(ShapeFact{w.predicate, w.loc, ShapeFact::Origin::Where,
+                                    ShapeFact::Status::Unchecked, "where clause", ""});
+      facts.insert(facts.begin(), clauses.begin(), clauses.end());
+    }
+
+    std::vector<sym::Expr> base = signature_facts(f_);
+    std::vector<const ShapeFact*> where;
+    for (const ShapeFact& fact : facts)
+      if (fact.origin == ShapeFact::Origin::Where) where.push_back(&fact);
+    bool consistent = check_consistent(base, where);
+
+    sym::Facts assumptions;
+    for (const sym::Expr& p : base)
+      assumptions.add(p);
+    for (ShapeFact& fact : facts) {
+      if (fact.origin == ShapeFact::Origin::Where) {
+        fact.status = ShapeFact::Status::Assumed;
+        assumptions.add(fact.predicate);
+      } else if (fact.status == ShapeFact::Status::Proved) {
+        // Decided already (a symbol bound by a type assertion): true by construction.
+        assumptions.add(fact.predicate);
+      }
+    }
+    if (!consistent) return facts; // everything would follow from a contradiction
+    for (ShapeFact& fact : facts) {
+      if (fact.status != ShapeFact::Status::Unchecked) continue;
+      decide(fact, assumptions);
+    }
+    return facts;
+  }
+
+private:
+  bool unsat(const std::vector<sym::Expr>& preds) {
+    sym::Facts facts;
+    for (const sym::Expr& p : preds)
+      facts.add(p);
+    if (facts.inconsistent()) return true;
+    return ctx_.prover.prove(sym::Expr(sym::BoolConst::make(false)), facts).verdict ==
+           sym::Verdict::Proved;
+  }
+
+  // Reports the first clause that leaves no values satisfying the clauses before it (and
+  // the parameter types), naming a small set of the earlier clauses it contradicts.
+  bool check_consistent(const std::vector<sym::Expr>& base,
+                        const std::vector<const ShapeFact*>& where) {
+    std::vector<sym::Expr> all = base;
+    for (const ShapeFact* w : where)
+      all.push_back(w->predicate);
+    if (where.empty() || !unsat(all)) return true;
+    std::vector<sym::Expr> prefix = base;
+    for (size_t k = 0; k < where.size(); ++k) {
+      prefix.push_back(where[k]->predicate);
+      if (!unsat(prefix)) continue;
+      std::string clause = sym::to_string(where[k]->predicate);
+      std::vector<sym::Expr> alone = base;
+      alone.push_back(where[k]->predicate);
+      if (unsat(alone)) {
+        ctx_.diags.error(where[k]->loc, "where clause '" + clause + "' can never hold" +
+                                            (base.empty() ? " (symbols are dims, so >= 0)"
+                                                          : " for the parameter types"));
+        return false;
+      }
+      // Drop the earlier clauses the contradiction does not need.
+      std::vector<size_t> needed;
+      for (size_t j = 0; j < k; ++j)
+        needed.push_back(j);
+      for (size_t j = 0; j < k; ++j) {
+        std::vector<sym::Expr> trial = base;
+        for (size_t i : needed)
+          if (i != j) trial.push_back(where[i]->predicate);
+        trial.push_back(where[k]->predicate);
+        if (unsat(trial)) std::erase(needed, j);
+      }
+      Diagnostic& d = ctx_.diags.error(where[k]->loc, "where clause '" + clause +
+                                                          "' contradicts the clauses before it");
+      for (size_t i : needed)
+        d.notes.push_back(
+            {where[i]->loc, "contradicted clause: '" + sym::to_string(where[i]->predicate) + "'"});
+      return false;
+    }
+    return false;
+  }
+
+  void decide(ShapeFact& fact, const sym::Facts& assumptions) {
+    sym::ProofResult r = ctx_.prover.prove(fact.predicate, assumptions);
+    if (r.verdict == sym::Verdict::Proved) {
+      fact.status = ShapeFact::Status::Proved;
+      return;
+    }
+    fact.status = ShapeFact::Status::RuntimeCheck;
+    if (r.verdict != sym::Verdict::Disproved) return;
+    fact.counterexample = ir::format_bindings(r.counterexample, fact.predicate);
+    // A check that can only fail is a mistake in the program, not a check.
+    if (ctx_.prover.prove(sym::logical_not(fact.predicate), assumptions).verdict ==
+        sym::Verdict::Proved)
+      ctx_.diags.error(fact.loc,
+                       fact.what + ": '" + sym::to_string(fact.predicate) + "' can never hold");
+  }
+
+  const ir::Function& f_;
+  PassContext& ctx_;
+};
+
+} // namespace
+
+ir::Module collect_facts(const ir::Module& m, PassContext& ctx) {
+  ir::Module out;
+  out.imports = m.imports;
+  for (const ir::Module::Decl& d : m.decls) {
+    if (!d.fn || is_generic(*d.fn)) {
+      out.decls.push_back(d);
+      continue;
+    }
+    const ir::Function& f = *d.fn;
+    auto* nf = new ir::Function();
+    nf->name = f.name;
+    nf->params = f.params;
+    nf->defaults = f.defaults;
+    nf->ret_type = f.ret_type;
+    nf->where = f.where;
+    nf->body = f.body;
+    nf->loc = f.loc;
+    nf->facts = FactCollector(f, ctx).run();
+    out.add(Ref<ir::Function>(nf));
+  }
+  return out;
+}
+
+} // namespace dsc::passes

@@ -1,0 +1,164 @@
+#include "tools/dscc/Pipeline.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "lang/Frontend.h"
+#include "passes/CollectFacts.h"
+#include "passes/InferShapes.h"
+#include "symbolic/Printer.h"
+#include "symbolic/Simplify.h"
+
+namespace dsc::dscc {
+
+std::optional<uint32_t> load_source(const std::string& path, SourceManager& sources,
+                                    DiagnosticEngine& diags) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    diags.error(SourceLoc{}, "cannot read '" + path + "': " + std::strerror(errno));
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    diags.error(SourceLoc{}, "cannot read '" + path + "': read error");
+    return std::nullopt;
+  }
+  return sources.add(path, text.str());
+}
+
+namespace {
+
+// In debug builds the verifier runs after every step; a violation is a compiler bug.
+void verify_after(const char* step, const ir::Module& m, bool typed) {
+#ifndef NDEBUG
+  ir::VerifyOptions options;
+  options.require_types = typed;
+  std::vector<std::string> problems = ir::verify(m, options);
+  if (problems.empty()) return;
+  std::string all;
+  for (const std::string& p : problems) all += "\n  " + p;
+  internal_error << "the IR after " << step << " is invalid:" << all;
+#else
+  (void)step, (void)m, (void)typed;
+#endif
+}
+
+} // namespace
+
+std::optional<Checked> check_buffer(SourceManager& sources, uint32_t file, DiagnosticEngine& diags,
+                                    symbolic::Prover& prover) {
+  std::optional<ir::Module> parsed = lang::parse_module(sources, file, diags);
+  if (!parsed || diags.has_errors()) return std::nullopt;
+  verify_after("parsing", *parsed, false);
+  passes::PassContext ctx{diags, prover};
+  ir::Module typed = passes::infer_shapes(*parsed, ctx);
+  if (diags.has_errors()) return std::nullopt;
+  verify_after("infer_shapes", typed, true);
+  ir::Module decided = passes::collect_facts(typed, ctx);
+  if (diags.has_errors()) return std::nullopt;
+  verify_after("collect_facts", decided, true);
+  return Checked{std::move(decided)};
+}
+
+namespace {
+
+bool is_generic(const ir::Function& f) {
+  for (const ir::VarRef& p : f.params)
+    if (p->type.kind == ir::Type::Kind::Any || p->type.is_attribute()) return true;
+  return false;
+}
+
+std::string canonical_type(const ir::Type& t) {
+  if (!t.is_tensor()) {
+    if (!t.is_tuple()) return ir::to_string(t);
+    std::string s = "(";
+    for (size_t i = 0; i < t.fields.size(); ++i)
+      s += (i ? ", " : "") + canonical_type(t.fields[i]);
+    return s + (t.fields.size() == 1 ? ",)" : ")");
+  }
+  ir::Type c = t;
+  for (symbolic::Expr& d : c.shape) d = symbolic::simplify(d);
+  return ir::to_string(c);
+}
+
+void emit_bindings(const ir::Expr& block, std::ostringstream& os, int indent) {
+  const ir::Block* b = block.as<ir::Block>();
+  if (!b) return;
+  std::string pad(indent, ' ');
+  for (const ir::Binding& binding : b->bindings) {
+    for (const ir::VarRef& v : binding.vars) os << pad << v->name << ": " << canonical_type(v->type) << "\n";
+    // Values bound inside if-branches are listed under their branch, indented.
+    if (const ir::If* i = binding.value.as<ir::If>()) {
+      emit_bindings(i->then_branch, os, indent + 2);
+      emit_bindings(i->else_branch, os, indent + 2);
+    }
+  }
+}
+
+} // namespace
+
+std::string format_shapes(const ir::Module& m) {
+  std::ostringstream os;
+  for (const ir::Module::Decl& d : m.decls) {
+    if (!d.fn) continue;
+    const ir::Function& f = *d.fn;
+    os << "fn " << f.name << "(";
+    for (size_t i = 0; i < f.params.size(); ++i)
+      os << (i ? ", " : "") << f.params[i]->name << ": " << canonical_type(f.params[i]->type);
+    os << ")";
+    if (is_generic(f)) {
+      os << "  # generic: typed per call\n";
+      continue;
+    }
+    os << " -> " << canonical_type(f.ret_type) << "\n";
+    emit_bindings(f.body, os, 2);
+    if (const ir::Block* b = f.body.as<ir::Block>())
+      os << "  return: " << canonical_type(b->result->type) << "\n";
+  }
+  return os.str();
+}
+
+namespace {
+
+const char* status_name(ir::ShapeFact::Status s) {
+  switch (s) {
+  case ir::ShapeFact::Status::Unchecked:
+    return "unchecked";
+  case ir::ShapeFact::Status::Assumed:
+    return "assumed (checked on entry)";
+  case ir::ShapeFact::Status::Proved:
+    return "proved";
+  case ir::ShapeFact::Status::RuntimeCheck:
+    return "run-time check";
+  }
+  return "?";
+}
+
+} // namespace
+
+std::string format_facts(const ir::Module& m, const SourceManager& sources) {
+  std::ostringstream os;
+  for (const ir::Module::Decl& d : m.decls) {
+    if (!d.fn || is_generic(*d.fn)) continue;
+    os << "fn " << d.fn->name << "\n";
+    for (const ir::ShapeFact& fact : d.fn->facts) {
+      os << "  ";
+      if (fact.loc.valid())
+        os << sources.name(fact.loc.file) << ":" << fact.loc.line << ":" << fact.loc.col << ": ";
+      os << symbolic::to_string(fact.predicate) << "  [" << status_name(fact.status) << "]";
+      if (!fact.what.empty()) os << "  " << fact.what;
+      os << "\n";
+      if (fact.status == ir::ShapeFact::Status::RuntimeCheck && !fact.counterexample.empty())
+        os << "    not provable: " << fact.counterexample << " violates it; a `where` clause "
+           << "implying it would let the compiler prove it\n";
+    }
+  }
+  return os.str();
+}
+
+} // namespace dsc::dscc
