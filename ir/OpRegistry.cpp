@@ -365,6 +365,8 @@ bool ShapeContext::require_equal(const sym::Expr& a, const sym::Expr& b, SourceL
   sym::Bindings w;
   switch (decide(sym::eq(ca, cb), &w)) {
   case sym::Verdict::Proved:
+    // Listed for --emit=facts unless the canonical forms alone settle it.
+    record(sym::eq(ca, cb), loc, what, ShapeFact::Origin::Op, ShapeFact::Status::Proved);
     return true;
   case sym::Verdict::Disproved: {
     Diagnostic& d =
@@ -387,6 +389,7 @@ bool ShapeContext::require(const sym::Expr& predicate, SourceLoc loc, const std:
   sym::Bindings w;
   switch (decide(predicate, &w)) {
   case sym::Verdict::Proved:
+    record(predicate, loc, what, ShapeFact::Origin::Op, ShapeFact::Status::Proved);
     return true;
   case sym::Verdict::Disproved: {
     Diagnostic& d = error(loc, what);
