@@ -12,8 +12,9 @@
 
 namespace dsc::lang {
 
-// Parses buffer `file` of `sources`. The tree is returned only when no error (lexical or
-// syntactic) was reported.
+// Parses buffer `file` of `sources`. After errors the parser recovers, and the tree keeps the
+// declarations that contain none (so that later phases report their own mistakes); nullopt
+// only when the parser could not go on at all.
 std::optional<ast::Module> parse_ast(const SourceManager& sources, uint32_t file,
                                      DiagnosticEngine& diags);
 

@@ -48,11 +48,14 @@ namespace dsc::lang::detail {
 class ParseDriver {
 public:
   ParseDriver(const std::string& text, uint32_t file, DiagnosticEngine& diags)
-      : lexer_(text, file, diags), diags_(diags), errors_at_start_(diags.error_count()) {}
+      : lexer_(text, file, diags), diags_(diags), errors_at_start_(diags.error_count()),
+        diagnostics_at_start_(diags.diagnostics().size()) {}
 
   Parser::symbol_type next_token();
   void report_syntax_error(const Parser::context& ctx);
   bool failed() const { return diags_.error_count() != errors_at_start_; }
+  // The index of the first diagnostic of this parse.
+  size_t first_error() const { return diagnostics_at_start_; }
 
   // Too-tall subtrees are replaced by an Error node (or dropped), after one diagnostic, so that
   // every later recursive walk is bounded.
@@ -68,6 +71,7 @@ private:
   Lexer lexer_;
   DiagnosticEngine& diags_;
   size_t errors_at_start_;
+  size_t diagnostics_at_start_;
   Token last_;                     // the most recent token, which is the lookahead at an error
   int bracket_depth_ = 0;
   bool too_deep_ = false;          // reported; later syntax errors are consequences
@@ -809,7 +813,23 @@ std::optional<ast::Module> parse_ast(const SourceManager& sources, uint32_t file
   detail::ParseDriver driver(sources.text(file), file, diags);
   detail::Parser parser(driver);
   int rc = parser.parse();
-  if (rc != 0 || driver.failed()) return std::nullopt;
+  if (rc != 0) return std::nullopt;
+  if (!driver.failed()) return std::move(driver.module);
+  // Recovered from syntax errors: keep the declarations that contain none, so that resolution
+  // still reports their own mistakes. A declaration spans from its keyword to the next one's.
+  std::vector<uint32_t> error_lines;
+  for (size_t i = driver.first_error(); i < diags.diagnostics().size(); ++i)
+    if (diags.diagnostics()[i].loc.file == file) error_lines.push_back(diags.diagnostics()[i].loc.line);
+  std::vector<ast::Decl>& decls = driver.module.decls;
+  std::vector<ast::Decl> clean;
+  for (size_t i = 0; i < decls.size(); ++i) {
+    uint32_t begin = decls[i].loc.line;
+    uint32_t end = i + 1 < decls.size() ? decls[i + 1].loc.line : UINT32_MAX;
+    bool broken = std::any_of(error_lines.begin(), error_lines.end(),
+                              [&](uint32_t line) { return begin <= line && line < end; });
+    if (!broken) clean.push_back(std::move(decls[i]));
+  }
+  decls = std::move(clean);
   return std::move(driver.module);
 }
 
