@@ -590,7 +590,8 @@ bool BodyInferrer::bind_pairs(const std::vector<DimPair>& pairs, SymbolMap& map,
       const std::string& un = u.as<sym::Sym>()->name;
       at0 = canon(substitute(w, {{un, sym::Expr(0)}}));
       sym::Expr at1 = canon(substitute(w, {{un, sym::Expr(1)}}));
-      if (const sym::Const* k = canon(at1 - at0).as<sym::Const>(); k && k->value != 0) c = k->value;
+      sym::Expr step = canon(at1 - at0);
+      if (const sym::Const* k = step.as<sym::Const>(); k && k->value != 0) c = k->value;
       if (c && !sym::canonically_equal(w, sym::Expr(*c) * u + at0)) c.reset();
     }
     if (!c) {

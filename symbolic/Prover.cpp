@@ -232,7 +232,8 @@ bool proved_by_cases(const Expr& canonical, const Facts& facts) {
       with_case.add((mask >> i) & 1 ? second : first);
     }
     if (with_case.inconsistent()) continue; // this case cannot happen
-    const BoolConst* b = simplify(canonical, with_case).as<BoolConst>();
+    Expr decided = simplify(canonical, with_case); // keeps the node alive while b points to it
+    const BoolConst* b = decided.as<BoolConst>();
     if (!b || !b->value) return false;
   }
   return true;

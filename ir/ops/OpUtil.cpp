@@ -83,7 +83,8 @@ sym::Expr canon(const sym::Expr& e) {
 
 std::optional<int64_t> as_const(const sym::Expr& e) {
   if (const sym::Const* c = e.as<sym::Const>()) return c->value;
-  if (const sym::Const* c = canon(e).as<sym::Const>()) return c->value;
+  sym::Expr c = canon(e);
+  if (const sym::Const* k = c.as<sym::Const>()) return k->value;
   return std::nullopt;
 }
 
