@@ -14,7 +14,7 @@ cmake --build "$build" -j "$(nproc)" --target fuzz_parser
 
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
-find "$root/examples" "$root/stdlib" "$root/tests/lit" -name '*.dsc' -exec cp {} "$corpus/" \;
+find "$root/examples" "$root/stdlib" "$root/tests/lit" "$root/tests/fuzz/corpus" -name '*.dsc' -exec cp {} "$corpus/" \;
 echo "fuzz_parser: ${seconds}s over $(ls "$corpus" | wc -l) seeds"
 "$build/tests/fuzz/fuzz_parser" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
   -max_len=4096 -artifact_prefix="$build/" -print_final_stats=1 "$corpus" 2>&1 | tail -n 25
