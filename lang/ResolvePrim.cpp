@@ -160,6 +160,9 @@ private:
   PrimExpr literal(const ast::Expr& e, bool negated, std::optional<DType> hint);
   PrimExpr name(const ast::Expr& e);
   PrimExpr load(const ast::Expr& e);
+  // The indices of `access` (`buf[i, j]`, the operands after the buffer), checking their number
+  // against the buffer's rank when the buffer is known; clears *ok on any error.
+  std::vector<PrimExpr> indices(const ast::Expr& access, const PrimName* buffer, bool* ok);
   PrimExpr unary(const ast::Expr& e, std::optional<DType> hint);
   PrimExpr binary(const ast::Expr& e, std::optional<DType> hint);
   PrimExpr compare(const ast::Expr& e);
@@ -465,33 +468,16 @@ Stmt PrimResolver::store(const ast::Stmt& s) {
     ok = false;
   } else {
     want = entry->dtype;
-    size_t given = target.operands.size() - 1;
-    if (given != entry->rank) {
-      diags_.error(target.loc, "buffer '" + base.text + "' has rank " +
-                                   std::to_string(entry->rank) + ", but " +
-                                   plural(given, "index is", "indices are") + " given");
-      ok = false;
-    }
   }
-  std::vector<PrimExpr> indices;
-  for (size_t i = 1; i < target.operands.size(); ++i) {
-    const ast::Expr& idx = *target.operands[i];
-    PrimExpr x = expr(idx, DType::I64);
-    if (x.defined() && !ir::is_int(x->dtype)) {
-      diags_.error(idx.loc, "an index must be an integer; this one is " + dtype_text(x->dtype))
-          .notes.push_back({SourceLoc{}, "convert it with cast(index, \"i64\")"});
-      x = PrimExpr();
-    }
-    ok = ok && x.defined();
-    indices.push_back(x);
-  }
+  bool is_buffer = entry && entry->kind == NameKind::Buffer;
+  std::vector<PrimExpr> idx = indices(target, is_buffer ? entry : nullptr, &ok);
   PrimExpr v = expr(*s.value, want);
   ok = ok && v.defined();
   if (!ok) return Stmt();
   if (!check_dtype(v, *want, s.value->loc,
                    "an element of '" + base.text + "', " + with_article(*want) + " buffer"))
     return Stmt();
-  return ir::Store::make(base.text, std::move(indices), v, s.loc);
+  return ir::Store::make(base.text, std::move(idx), v, s.loc);
 }
 
 Stmt PrimResolver::loop(const ast::Stmt& s) {
@@ -690,26 +676,34 @@ PrimExpr PrimResolver::load(const ast::Expr& e) {
                              ", not a buffer; only buffers are indexed")
         .notes.push_back({entry->loc, "'" + base.text + "' is bound here"});
     ok = false;
-  } else if (e.operands.size() - 1 != entry->rank) {
-    diags_.error(e.loc, "buffer '" + base.text + "' has rank " + std::to_string(entry->rank) +
-                            ", but " + plural(e.operands.size() - 1, "index is", "indices are") +
-                            " given");
-    ok = false;
   }
-  std::vector<PrimExpr> indices;
-  for (size_t i = 1; i < e.operands.size(); ++i) {
-    const ast::Expr& idx = *e.operands[i];
+  std::vector<PrimExpr> idx = indices(e, ok ? entry : nullptr, &ok);
+  if (!ok) return PrimExpr();
+  return ir::Load::make(entry->dtype, base.text, std::move(idx), e.loc);
+}
+
+std::vector<PrimExpr> PrimResolver::indices(const ast::Expr& access, const PrimName* buffer,
+                                            bool* ok) {
+  size_t given = access.operands.size() - 1;
+  if (buffer && given != buffer->rank) {
+    diags_.error(access.loc, "buffer '" + access.operands[0]->text + "' has rank " +
+                                 std::to_string(buffer->rank) + ", but " +
+                                 plural(given, "index is", "indices are") + " given");
+    *ok = false;
+  }
+  std::vector<PrimExpr> out;
+  for (size_t i = 1; i < access.operands.size(); ++i) {
+    const ast::Expr& idx = *access.operands[i];
     PrimExpr x = expr(idx, DType::I64);
     if (x.defined() && !ir::is_int(x->dtype)) {
       diags_.error(idx.loc, "an index must be an integer; this one is " + dtype_text(x->dtype))
           .notes.push_back({SourceLoc{}, "convert it with cast(index, \"i64\")"});
       x = PrimExpr();
     }
-    ok = ok && x.defined();
-    indices.push_back(x);
+    *ok = *ok && x.defined();
+    out.push_back(x);
   }
-  if (!ok) return PrimExpr();
-  return ir::Load::make(entry->dtype, base.text, std::move(indices), e.loc);
+  return out;
 }
 
 bool PrimResolver::same_dtype(const PrimExpr& x, const PrimExpr& y, const char* op, SourceLoc loc) {
