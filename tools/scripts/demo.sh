@@ -8,10 +8,11 @@ build=${DSC_BUILD_DIR:-$root/build}
 "$root/tools/scripts/build.sh"
 
 dscc="$build/tools/dscc/dscc"
+cd "$root"
 echo '$ dscc check --emit=shapes examples/bert_layer.dsc'
-"$dscc" check --emit=shapes "$root/examples/bert_layer.dsc"
+"$dscc" check --emit=shapes examples/bert_layer.dsc
 echo '$ dscc check --emit=facts examples/bert_layer.dsc'
-"$dscc" check --emit=facts "$root/examples/bert_layer.dsc"
+"$dscc" check --emit=facts examples/bert_layer.dsc
 echo
 ask() {
   local args=("$@")
