@@ -711,6 +711,13 @@ void BodyInferrer::unknown_callee(const Call& call) {
     for (const Module::Decl& d : i.module->decls)
       if (d.fn) names.push_back(i.name + "." + d.name());
   }
+  if (call.callee == "mod") {
+    // What `a % b` on tensors becomes: the op set has no modulo (it is for dims and prims).
+    error(call.loc, "'%' is not defined on tensors")
+        .notes.push_back({call.loc, "'%' is floor modulo on dims and in prims; the op set has no "
+                                    "tensor modulo"});
+    return;
+  }
   Diagnostic& d = error(call.loc, "unknown op '" + call.callee + "'");
   std::string best = closest_name(call.callee, names);
   if (!best.empty()) d.notes.push_back({call.loc, "did you mean '" + best + "'?"});
