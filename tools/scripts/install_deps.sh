@@ -8,7 +8,7 @@ packages=(
   llvm-19-dev llvm-19-tools libz3-dev
   re2c bison
   libgtest-dev libgmock-dev
-  libedit-dev libdlpack-dev libopenblas-dev
+  libedit-dev libdlpack-dev libopenblas-dev nlohmann-json3-dev
   clang-19 libclang-rt-19-dev  # libFuzzer and the sanitizers for the parser fuzz run
 )
 

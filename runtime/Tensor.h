@@ -1,0 +1,62 @@
+#pragma once
+// An owning host tensor with a DLPack view. Tensors are dense, row-major (C order) and
+// 64-byte aligned, and their element type is a DLPack DLDataType, so they can cross a C ABI
+// as DLTensors without copies. Copies are explicit (clone()); moves are cheap.
+
+#include <dlpack/dlpack.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dsc::runtime {
+
+// The element types dsc uses, as DLPack codes.
+DLDataType dl_bool();
+DLDataType dl_int(int bits);   // 8, 32, 64
+DLDataType dl_float(int bits); // 16, 32, 64
+DLDataType dl_bfloat16();
+bool same_dtype(DLDataType a, DLDataType b);
+size_t dtype_bytes(DLDataType d);
+// "f32", "i64", "bool", "bf16"; "?" for types dsc does not use.
+std::string dtype_name(DLDataType d);
+// The inverse of dtype_name; false for an unknown name.
+bool parse_dtype_name(const std::string& name, DLDataType* out);
+
+class Tensor {
+public:
+  Tensor() = default;
+  // A zero-filled tensor. Shapes are checked by the caller: every dim >= 0.
+  static Tensor zeros(DLDataType dtype, std::vector<int64_t> shape);
+
+  bool defined() const { return storage_ != nullptr; }
+  DLDataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  size_t rank() const { return shape_.size(); }
+  int64_t numel() const;
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_bytes(dtype_); }
+
+  void* data() { return storage_.get(); }
+  const void* data() const { return storage_.get(); }
+  template <typename T> T* data_as() { return static_cast<T*>(data()); }
+  template <typename T> const T* data_as() const { return static_cast<const T*>(data()); }
+
+  // A DLPack view of this tensor (CPU device); valid while the tensor lives and is not moved.
+  DLTensor dl_view();
+
+  Tensor clone() const;
+  // `f32[2, 3]`
+  std::string type_string() const;
+
+private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  DLDataType dtype_{};
+  std::vector<int64_t> shape_;
+  std::unique_ptr<void, Free> storage_;
+};
+
+} // namespace dsc::runtime
