@@ -1,0 +1,112 @@
+// arange, full, zeros, shape_of, nonzero.
+
+#include "backends/reference/Value.h"
+
+namespace dsc::reference {
+
+using ir::DType;
+
+namespace {
+
+std::optional<DType> dtype_arg(const Value& v, DType fallback, const std::string& op,
+                               OpError& err) {
+  if (v.kind == Value::Kind::None) return fallback;
+  std::optional<DType> d = ir::parse_dtype(v.str);
+  if (!d) err.message = op + ": unknown dtype '" + v.str + "'";
+  return d;
+}
+
+bool valid_shape(const std::string& op, const Value& shape, OpError& err) {
+  for (int64_t d : shape.dims)
+    if (d < 0) {
+      err.message = op + ": negative dim in " + shape_string(shape.dims);
+      return false;
+    }
+  return true;
+}
+
+Result arange(const std::vector<Value>& args, OpError& err) {
+  std::optional<int64_t> a = as_int(args[0]);
+  std::optional<int64_t> b =
+      args[1].kind == Value::Kind::None ? std::optional<int64_t>(0) : as_int(args[1]);
+  std::optional<int64_t> step =
+      args[2].kind == Value::Kind::None ? std::optional<int64_t>(1) : as_int(args[2]);
+  if (!a || !b || !step) {
+    err.message = "arange expects integer start, end and step";
+    return std::nullopt;
+  }
+  int64_t start = *a, end = *b;
+  if (args[1].kind == Value::Kind::None) std::swap(start, end); // arange(n) counts from 0
+  if (*step < 1) {
+    err.message = "arange: step " + std::to_string(*step) + " must be >= 1";
+    return std::nullopt;
+  }
+  std::optional<DType> d = dtype_arg(args[3], DType::I64, "arange", err);
+  if (!d) return std::nullopt;
+  int64_t n = end > start ? (end - start + *step - 1) / *step : 0;
+  Value out = make_tensor(*d, {n});
+  for (int64_t i = 0; i < n; ++i)
+    store_i(out, i, start + i * *step);
+  return out;
+}
+
+Result full(const std::vector<Value>& args, OpError& err) {
+  if (!valid_shape("full", args[0], err)) return std::nullopt;
+  std::optional<DType> d = dtype_arg(args[2], DType::F32, "full", err);
+  if (!d) return std::nullopt;
+  std::optional<double> fv = as_float(args[1]);
+  if (!fv) {
+    err.message = "full expects a scalar value";
+    return std::nullopt;
+  }
+  Value out = make_tensor(*d, args[0].dims);
+  bool int_value = !ir::is_float(args[1].dtype);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (int_value)
+      store_i(out, i, load_i(args[1], 0));
+    else
+      store_f(out, i, *fv);
+  }
+  return out;
+}
+
+Result nonzero(const Value& x) {
+  std::vector<int64_t> hits;
+  for (int64_t i = 0; i < x.numel(); ++i)
+    if (ir::is_float(x.dtype) ? load_f(x, i) != 0.0 : load_i(x, i) != 0) hits.push_back(i);
+  size_t rank = x.shape().size();
+  Value out =
+      make_tensor(DType::I64, {static_cast<int64_t>(hits.size()), static_cast<int64_t>(rank)});
+  std::vector<int64_t> st = strides_of(x.shape());
+  for (size_t h = 0; h < hits.size(); ++h)
+    for (size_t d = 0; d < rank; ++d)
+      store_i(out, static_cast<int64_t>(h * rank + d), (hits[h] / st[d]) % x.shape()[d]);
+  return out;
+}
+
+} // namespace
+
+Result eval_creation(const std::string& op, const std::vector<Value>& args, OpError& err) {
+  if (op == "arange") return arange(args, err);
+  if (op == "full") return full(args, err);
+  if (op == "zeros") {
+    if (!valid_shape("zeros", args[0], err)) return std::nullopt;
+    std::optional<DType> d = dtype_arg(args[1], DType::F32, "zeros", err);
+    if (!d) return std::nullopt;
+    return make_tensor(*d, args[0].dims);
+  }
+  if (!args[0].is_tensor()) {
+    err.message = op + " expects a tensor";
+    return std::nullopt;
+  }
+  if (op == "shape_of") {
+    const std::vector<int64_t>& s = args[0].shape();
+    Value out = make_tensor(DType::I64, {static_cast<int64_t>(s.size())});
+    for (size_t i = 0; i < s.size(); ++i)
+      store_i(out, static_cast<int64_t>(i), s[i]);
+    return out;
+  }
+  return nonzero(args[0]);
+}
+
+} // namespace dsc::reference
