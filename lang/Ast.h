@@ -182,6 +182,8 @@ struct Decl {
 
 struct Module {
   std::vector<Decl> decls;
+  // Declarations left out because they contain syntax errors (their names, when known).
+  std::vector<std::string> dropped;
 };
 
 // ---- Builders the grammar actions use; each computes the node's height. ----

@@ -52,8 +52,9 @@ std::string file_key(const std::string& path) {
 
 class Loader {
 public:
-  Loader(SourceManager& sources, DiagnosticEngine& diags, std::vector<std::string> dirs)
-      : sources_(sources), diags_(diags), dirs_(std::move(dirs)) {}
+  Loader(SourceManager& sources, DiagnosticEngine& diags, std::vector<std::string> dirs,
+         std::vector<std::string>* unresolved)
+      : sources_(sources), diags_(diags), dirs_(std::move(dirs)), unresolved_(unresolved) {}
 
   std::optional<ir::Module> load(uint32_t file) {
     std::string key = file_key(sources_.name(file));
@@ -75,7 +76,9 @@ private:
       imports_ok = imports_ok && m != nullptr;
       imports[d.name.name] = std::move(m);
     }
-    std::optional<ir::Module> m = resolve_module(*tree, imports, diags_);
+    // Only the top-level file keeps going; an import must resolve completely.
+    std::vector<std::string>* unresolved = stack_.size() == 1 ? unresolved_ : nullptr;
+    std::optional<ir::Module> m = resolve_module(*tree, imports, diags_, unresolved);
     if (!imports_ok) return std::nullopt;
     return m;
   }
@@ -130,6 +133,7 @@ private:
   SourceManager& sources_;
   DiagnosticEngine& diags_;
   std::vector<std::string> dirs_;
+  std::vector<std::string>* unresolved_; // the top-level file keeps going when set
   std::map<std::string, std::shared_ptr<const ir::Module>> cache_; // null: failed to load
   std::vector<std::string> stack_;                                 // files being loaded
 };
@@ -172,8 +176,8 @@ std::optional<ir::Module> parse_module(SourceManager& sources, uint32_t file,
   std::vector<std::string> dirs =
       options.stdlib_dirs.empty() ? default_stdlib_dirs() : options.stdlib_dirs;
   size_t errors_before = diags.error_count();
-  std::optional<ir::Module> m = Loader(sources, diags, std::move(dirs)).load(file);
-  if (diags.error_count() != errors_before) return std::nullopt;
+  std::optional<ir::Module> m = Loader(sources, diags, std::move(dirs), options.unresolved).load(file);
+  if (diags.error_count() != errors_before && !options.unresolved) return std::nullopt;
   return m;
 }
 

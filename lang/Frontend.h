@@ -16,6 +16,10 @@ namespace dsc::lang {
 struct FrontendOptions {
   // Where `import nn` looks for nn.dsc, first match wins. Empty: default_stdlib_dirs().
   std::vector<std::string> stdlib_dirs;
+  // Keep going past errors in the file's own declarations: parse_module then returns the
+  // declarations that resolved, even though errors were reported, and lists the names of those
+  // that did not here. (Errors in imports still fail the whole parse.)
+  std::vector<std::string>* unresolved = nullptr;
 };
 
 // Parses and resolves the buffer `file` of `sources`. Imports are loaded from the stdlib

@@ -827,7 +827,10 @@ std::optional<ast::Module> parse_ast(const SourceManager& sources, uint32_t file
     uint32_t end = i + 1 < decls.size() ? decls[i + 1].loc.line : UINT32_MAX;
     bool broken = std::any_of(error_lines.begin(), error_lines.end(),
                               [&](uint32_t line) { return begin <= line && line < end; });
-    if (!broken) clean.push_back(std::move(decls[i]));
+    if (broken)
+      driver.module.dropped.push_back(decls[i].name.name);
+    else
+      clean.push_back(std::move(decls[i]));
   }
   decls = std::move(clean);
   return std::move(driver.module);

@@ -890,7 +890,8 @@ const char* decl_kind_name(const ast::Decl& d) {
 } // namespace
 
 std::optional<ir::Module> resolve_module(const ast::Module& module, const ImportedModules& imports,
-                                         DiagnosticEngine& diags) {
+                                         DiagnosticEngine& diags,
+                                         std::vector<std::string>* unresolved) {
   size_t errors_before = diags.error_count();
   ir::Module out;
   std::unordered_map<std::string, const ast::Decl*> seen_decls;
@@ -915,6 +916,7 @@ std::optional<ir::Module> resolve_module(const ast::Module& module, const Import
                                                       decl_kind_name(*it->second) + " named '" +
                                                       d.name.name + "' is here"});
     }
+    size_t decls_before = out.decls.size();
     switch (d.kind) {
     case ast::DeclKind::Fn:
       if (Ref<ir::Function> f = GraphResolver(diags, imports).function(d)) out.add(f);
@@ -928,6 +930,11 @@ std::optional<ir::Module> resolve_module(const ast::Module& module, const Import
     case ast::DeclKind::Import:
       break;
     }
+    if (unresolved && out.decls.size() == decls_before) unresolved->push_back(d.name.name);
+  }
+  if (unresolved) {
+    unresolved->insert(unresolved->end(), module.dropped.begin(), module.dropped.end());
+    return out;
   }
   if (diags.error_count() != errors_before) return std::nullopt;
   return out;

@@ -19,7 +19,10 @@ namespace dsc::lang {
 // that was reported); calls into it are not checked.
 using ImportedModules = std::map<std::string, std::shared_ptr<const ir::Module>>;
 
+// With `unresolved`, the declarations that resolve are returned even when others fail, and the
+// names of those that failed (or were dropped for syntax errors) are appended to it.
 std::optional<ir::Module> resolve_module(const ast::Module& module, const ImportedModules& imports,
-                                         DiagnosticEngine& diags);
+                                         DiagnosticEngine& diags,
+                                         std::vector<std::string>* unresolved = nullptr);
 
 } // namespace dsc::lang

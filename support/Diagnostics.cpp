@@ -47,6 +47,11 @@ Diagnostic& DiagnosticEngine::warning(SourceLoc loc, std::string message) {
   return diagnostics_.back();
 }
 
+void DiagnosticEngine::report(Diagnostic d) {
+  if (d.severity == Severity::Error) ++error_count_;
+  diagnostics_.push_back(std::move(d));
+}
+
 void DiagnosticEngine::clear() {
   diagnostics_.clear();
   error_count_ = 0;

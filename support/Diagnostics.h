@@ -60,6 +60,8 @@ public:
   //   diags.error(loc, "unknown op 'foo'").notes.push_back({loc2, "did you mean 'add'?"});
   Diagnostic& error(SourceLoc loc, std::string message);
   Diagnostic& warning(SourceLoc loc, std::string message);
+  // Records a diagnostic made elsewhere (another engine over the same sources).
+  void report(Diagnostic d);
 
   bool has_errors() const { return error_count_ > 0; }
   size_t error_count() const { return error_count_; }

@@ -52,8 +52,26 @@ void verify_after(const char* step, const ir::Module& m, bool typed) {
 
 std::optional<Checked> check_buffer(SourceManager& sources, uint32_t file, DiagnosticEngine& diags,
                                     symbolic::Prover& prover) {
-  std::optional<ir::Module> parsed = lang::parse_module(sources, file, diags);
-  if (!parsed || diags.has_errors()) return std::nullopt;
+  lang::FrontendOptions options;
+  std::vector<std::string> unresolved;
+  options.unresolved = &unresolved;
+  size_t errors_before = diags.error_count();
+  std::optional<ir::Module> parsed = lang::parse_module(sources, file, diags, options);
+  if (!parsed) return std::nullopt;
+  if (diags.error_count() != errors_before) {
+    // Still infer the declarations that resolved, so that their own mistakes are reported too;
+    // calls to the ones that did not are already explained.
+    DiagnosticEngine more(sources);
+    passes::PassContext ctx{more, prover};
+    passes::infer_shapes(*parsed, ctx);
+    for (const Diagnostic& d : more.diagnostics()) {
+      bool cascade = false;
+      for (const std::string& name : unresolved)
+        cascade |= d.message == "unknown op '" + name + "'";
+      if (!cascade) diags.report(d);
+    }
+    return std::nullopt;
+  }
   verify_after("parsing", *parsed, false);
   passes::PassContext ctx{diags, prover};
   ir::Module typed = passes::infer_shapes(*parsed, ctx);
