@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/Printer.h"
 #include "lang/Frontend.h"
@@ -21,16 +22,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // No stdlib: an import must fail cleanly rather than read the machine's files.
   dsc::lang::FrontendOptions options;
   options.stdlib_dirs = {"/nonexistent-dsc-fuzz-stdlib"};
+  // Keep going past errors, as dscc check does, so that partial modules are analysed too.
+  std::vector<std::string> unresolved;
+  options.unresolved = &unresolved;
   std::optional<dsc::ir::Module> m = dsc::lang::parse_module(sources, file, diags, options);
   if (!m) {
     if (!diags.has_errors()) __builtin_trap(); // failure must always be explained
     return 0;
   }
-  // What parses must print as text that parses again.
+  // A module that parsed without errors must print as text that parses again. (A partial
+  // module need not: it may hold both of two clashing definitions.)
   std::string printed = dsc::ir::print_module(*m);
-  dsc::DiagnosticEngine reparse_diags(sources);
-  uint32_t again = sources.add("printed.dsc", printed);
-  if (!dsc::lang::parse_module(sources, again, reparse_diags, options)) __builtin_trap();
+  if (!diags.has_errors()) {
+    dsc::DiagnosticEngine reparse_diags(sources);
+    uint32_t again = sources.add("printed.dsc", printed);
+    dsc::lang::FrontendOptions strict;
+    strict.stdlib_dirs = options.stdlib_dirs;
+    if (!dsc::lang::parse_module(sources, again, reparse_diags, strict)) __builtin_trap();
+  }
 
   // Shape inference and fact collection, without Z3 so that each input stays fast.
   dsc::symbolic::ProverOptions prover_options;
