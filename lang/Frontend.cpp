@@ -10,38 +10,13 @@
 
 #include "lang/Parse.h"
 #include "lang/Resolve.h"
+#include "support/File.h"
 
 namespace dsc::lang {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// The whole file, or nullopt with `error` set to the reason (strerror's text).
-std::optional<std::string> read_file(const std::string& path, std::string& error) {
-  errno = 0;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    error = std::strerror(errno ? errno : ENOENT);
-    return std::nullopt;
-  }
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    size_t n = std::fread(buf, 1, sizeof(buf), f);
-    text.append(buf, n);
-    if (n < sizeof(buf)) break;
-  }
-  // Reading a directory opens fine and fails here (EISDIR).
-  bool failed = std::ferror(f) != 0;
-  int saved = errno;
-  std::fclose(f);
-  if (failed) {
-    error = std::strerror(saved ? saved : EIO);
-    return std::nullopt;
-  }
-  return text;
-}
 
 // A stable key for a file, so that a module imported twice is loaded once and a cycle is seen.
 std::string file_key(const std::string& path) {
@@ -117,7 +92,7 @@ private:
     }
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     std::string error;
-    std::optional<std::string> text = read_file(path, error);
+    std::optional<std::string> text = read_file(path, &error);
     if (!text) {
       diags_.error(d.name.loc, "cannot read '" + path + "': " + error);
       return nullptr;
@@ -176,7 +151,8 @@ std::optional<ir::Module> parse_module(SourceManager& sources, uint32_t file,
   std::vector<std::string> dirs =
       options.stdlib_dirs.empty() ? default_stdlib_dirs() : options.stdlib_dirs;
   size_t errors_before = diags.error_count();
-  std::optional<ir::Module> m = Loader(sources, diags, std::move(dirs), options.unresolved).load(file);
+  std::optional<ir::Module> m =
+      Loader(sources, diags, std::move(dirs), options.unresolved).load(file);
   if (diags.error_count() != errors_before && !options.unresolved) return std::nullopt;
   return m;
 }
@@ -184,7 +160,7 @@ std::optional<ir::Module> parse_module(SourceManager& sources, uint32_t file,
 std::optional<ir::Module> parse_file(const std::string& path, SourceManager& sources,
                                      DiagnosticEngine& diags, const FrontendOptions& options) {
   std::string error;
-  std::optional<std::string> text = read_file(path, error);
+  std::optional<std::string> text = read_file(path, &error);
   if (!text) {
     diags.error(SourceLoc{}, "cannot read '" + path + "': " + error);
     return std::nullopt;

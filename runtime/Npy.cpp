@@ -1,13 +1,12 @@
 #include "runtime/Npy.h"
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <sstream>
 #include <vector>
 
 #include "support/Assert.h"
+#include "support/File.h"
 
 namespace dsc::runtime {
 
@@ -17,36 +16,17 @@ constexpr std::string_view kMagic = "\x93NUMPY";
 
 struct Descr {
   const char* descr;
-  DLDataType (*type)();
+  DLDataType type;
 };
 
-DLDataType f16() {
-  return dl_float(16);
-}
-DLDataType f32() {
-  return dl_float(32);
-}
-DLDataType f64() {
-  return dl_float(64);
-}
-DLDataType i8() {
-  return dl_int(8);
-}
-DLDataType i32() {
-  return dl_int(32);
-}
-DLDataType i64() {
-  return dl_int(64);
-}
-
 const Descr kDescrs[] = {
-    {"<f2", f16}, {"<f4", f32}, {"<f8", f64},     {"|i1", i8},
-    {"<i4", i32}, {"<i8", i64}, {"|b1", dl_bool},
+    {"<f2", dl_float(16)}, {"<f4", dl_float(32)}, {"<f8", dl_float(64)}, {"|i1", dl_int(8)},
+    {"<i4", dl_int(32)},   {"<i8", dl_int(64)},   {"|b1", dl_bool()},
 };
 
 const char* descr_of(DLDataType d) {
   for (const Descr& e : kDescrs)
-    if (same_dtype(e.type(), d)) return e.descr;
+    if (same_dtype(e.type, d)) return e.descr;
   return nullptr;
 }
 
@@ -274,7 +254,7 @@ std::optional<Tensor> read_npy_bytes(std::string_view bytes, std::string* error)
                          "dtype)");
     return std::nullopt;
   }
-  DLDataType dtype = found->type();
+  DLDataType dtype = found->type;
   size_t itemsize = dtype_bytes(dtype);
   // Bound the product of the nonzero dims, so that Tensor::numel (which multiplies left to
   // right) cannot overflow either, even when a later dim is 0.
@@ -324,18 +304,14 @@ std::optional<Tensor> read_npy_bytes(std::string_view bytes, std::string* error)
 }
 
 std::optional<Tensor> read_npy(const std::string& path, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string reason; // the file's problem reads the same whatever the system's reason
+  std::optional<std::string> bytes = read_file(path, &reason);
+  if (!bytes) {
     set_error(error, path + ": cannot open for reading");
     return std::nullopt;
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    set_error(error, path + ": read failed");
-    return std::nullopt;
-  }
   std::string message;
-  std::optional<Tensor> t = read_npy_bytes(bytes, &message);
+  std::optional<Tensor> t = read_npy_bytes(*bytes, &message);
   if (!t) set_error(error, path + ": " + message);
   return t;
 }
@@ -370,11 +346,9 @@ bool write_npy(const std::string& path, const Tensor& t, std::string* error) {
     return set_error(error, path + ": cannot write " + dtype_name(t.dtype()) +
                                 " as .npy (numpy has no such dtype)");
   std::string bytes = npy_bytes(t);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return set_error(error, path + ": cannot open for writing");
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return set_error(error, path + ": write failed");
+  std::string reason;
+  if (!write_file(path, bytes, &reason))
+    return set_error(error, path + ": cannot open for writing");
   return true;
 }
 

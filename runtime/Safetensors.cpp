@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "support/File.h"
 
 namespace dsc::runtime {
 
@@ -20,36 +20,17 @@ constexpr const char* kMetadataKey = "__metadata__";
 
 struct NamedType {
   const char* name;
-  DLDataType (*type)();
+  DLDataType type;
 };
 
-DLDataType f16() {
-  return dl_float(16);
-}
-DLDataType f32() {
-  return dl_float(32);
-}
-DLDataType f64() {
-  return dl_float(64);
-}
-DLDataType i8() {
-  return dl_int(8);
-}
-DLDataType i32() {
-  return dl_int(32);
-}
-DLDataType i64() {
-  return dl_int(64);
-}
-
 const NamedType kTypes[] = {
-    {"F16", f16}, {"BF16", dl_bfloat16}, {"F32", f32}, {"F64", f64},
-    {"I8", i8},   {"I32", i32},          {"I64", i64}, {"BOOL", dl_bool},
+    {"F16", dl_float(16)}, {"BF16", dl_bfloat16()}, {"F32", dl_float(32)}, {"F64", dl_float(64)},
+    {"I8", dl_int(8)},     {"I32", dl_int(32)},     {"I64", dl_int(64)},   {"BOOL", dl_bool()},
 };
 
 const char* name_of(DLDataType d) {
   for (const NamedType& n : kTypes)
-    if (same_dtype(n.type(), d)) return n.name;
+    if (same_dtype(n.type, d)) return n.name;
   return nullptr;
 }
 
@@ -97,7 +78,7 @@ std::optional<Entry> parse_entry(const std::string& name, const json& v, std::st
   if (!found)
     return fail<Entry>(error, where + "unsupported dtype '" + dname +
                                   "' (supported: F32 F64 F16 BF16 I8 I32 I64 BOOL)");
-  e.dtype = found->type();
+  e.dtype = found->type;
   if (!shape->is_array()) return fail<Entry>(error, where + "'shape' is not an array");
   // Bound the product of the nonzero dims so that neither this nor Tensor::numel overflows.
   size_t itemsize = dtype_bytes(e.dtype);
@@ -228,12 +209,11 @@ std::optional<TensorMap> read_safetensors_bytes(std::string_view bytes, std::str
 }
 
 std::optional<TensorMap> read_safetensors(const std::string& path, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail<TensorMap>(error, path + ": cannot open for reading");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return fail<TensorMap>(error, path + ": read failed");
+  std::string reason;
+  std::optional<std::string> bytes = read_file(path, &reason);
+  if (!bytes) return fail<TensorMap>(error, path + ": cannot open for reading");
   std::string message;
-  std::optional<TensorMap> tensors = read_safetensors_bytes(bytes, &message);
+  std::optional<TensorMap> tensors = read_safetensors_bytes(*bytes, &message);
   if (!tensors && error) *error = path + ": " + message;
   return tensors;
 }
@@ -277,15 +257,9 @@ bool write_safetensors(const std::string& path, const TensorMap& tensors, std::s
     if (error) *error = path + ": " + message;
     return false;
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
+  std::string reason;
+  if (!write_file(path, *bytes, &reason)) {
     if (error) *error = path + ": cannot open for writing";
-    return false;
-  }
-  out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-  out.close();
-  if (!out) {
-    if (error) *error = path + ": write failed";
     return false;
   }
   return true;

@@ -7,20 +7,13 @@
 
 namespace dsc::runtime {
 
-// DLPack 0.6 (Debian 12's libdlpack-dev) has no kDLBool: dsc's bool is a byte holding 0 or 1,
-// exchanged as uint8, which dsc otherwise never uses.
-constexpr uint8_t kBoolCode = kDLUInt;
-
-DLDataType dl_bool() { return DLDataType{kBoolCode, 8, 1}; }
-DLDataType dl_int(int bits) { return DLDataType{kDLInt, static_cast<uint8_t>(bits), 1}; }
-DLDataType dl_float(int bits) { return DLDataType{kDLFloat, static_cast<uint8_t>(bits), 1}; }
-DLDataType dl_bfloat16() { return DLDataType{kDLBfloat, 16, 1}; }
-
 bool same_dtype(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
 
-size_t dtype_bytes(DLDataType d) { return (static_cast<size_t>(d.bits) * d.lanes + 7) / 8; }
+size_t dtype_bytes(DLDataType d) {
+  return (static_cast<size_t>(d.bits) * d.lanes + 7) / 8;
+}
 
 namespace {
 struct NamedType {
@@ -28,9 +21,9 @@ struct NamedType {
   DLDataType type;
 };
 const NamedType kNamed[] = {
-    {"bool", {kBoolCode, 8, 1}},   {"i8", {kDLInt, 8, 1}},     {"i32", {kDLInt, 32, 1}},
-    {"i64", {kDLInt, 64, 1}},    {"f16", {kDLFloat, 16, 1}}, {"bf16", {kDLBfloat, 16, 1}},
-    {"f32", {kDLFloat, 32, 1}},  {"f64", {kDLFloat, 64, 1}},
+    {"bool", dl_bool()},        {"i8", {kDLInt, 8, 1}},     {"i32", {kDLInt, 32, 1}},
+    {"i64", {kDLInt, 64, 1}},   {"f16", {kDLFloat, 16, 1}}, {"bf16", {kDLBfloat, 16, 1}},
+    {"f32", {kDLFloat, 32, 1}}, {"f64", {kDLFloat, 64, 1}},
 };
 } // namespace
 
@@ -50,13 +43,16 @@ bool parse_dtype_name(const std::string& name, DLDataType* out) {
   return false;
 }
 
-void Tensor::Free::operator()(void* p) const { std::free(p); }
+void Tensor::Free::operator()(void* p) const {
+  std::free(p);
+}
 
 Tensor Tensor::zeros(DLDataType dtype, std::vector<int64_t> shape) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  for (int64_t d : t.shape_) internal_assert(d >= 0) << "negative dim in Tensor::zeros";
+  for (int64_t d : t.shape_)
+    internal_assert(d >= 0) << "negative dim in Tensor::zeros";
   // Round up so that even an empty tensor has storage, and keep 64-byte alignment for vectors.
   size_t bytes = (t.nbytes() + 63) / 64 * 64;
   if (bytes == 0) bytes = 64;
@@ -69,7 +65,8 @@ Tensor Tensor::zeros(DLDataType dtype, std::vector<int64_t> shape) {
 
 int64_t Tensor::numel() const {
   int64_t n = 1;
-  for (int64_t d : shape_) n *= d;
+  for (int64_t d : shape_)
+    n *= d;
   return n;
 }
 
@@ -93,7 +90,8 @@ Tensor Tensor::clone() const {
 
 std::string Tensor::type_string() const {
   std::string s = dtype_name(dtype_) + "[";
-  for (size_t i = 0; i < shape_.size(); ++i) s += (i ? ", " : "") + std::to_string(shape_[i]);
+  for (size_t i = 0; i < shape_.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape_[i]);
   return s + "]";
 }
 

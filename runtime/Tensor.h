@@ -13,11 +13,21 @@
 
 namespace dsc::runtime {
 
-// The element types dsc uses, as DLPack codes.
-DLDataType dl_bool();
-DLDataType dl_int(int bits);   // 8, 32, 64
-DLDataType dl_float(int bits); // 16, 32, 64
-DLDataType dl_bfloat16();
+// The element types dsc uses, as DLPack codes. DLPack 0.6 (Debian 12's libdlpack-dev) has no
+// kDLBool: dsc's bool is a byte holding 0 or 1, exchanged as uint8, which dsc otherwise never
+// uses.
+constexpr DLDataType dl_bool() {
+  return DLDataType{kDLUInt, 8, 1};
+}
+constexpr DLDataType dl_int(int bits) {
+  return DLDataType{kDLInt, static_cast<uint8_t>(bits), 1};
+} // 8, 32, 64
+constexpr DLDataType dl_float(int bits) {
+  return DLDataType{kDLFloat, static_cast<uint8_t>(bits), 1};
+} // 16, 32, 64
+constexpr DLDataType dl_bfloat16() {
+  return DLDataType{kDLBfloat, 16, 1};
+}
 bool same_dtype(DLDataType a, DLDataType b);
 size_t dtype_bytes(DLDataType d);
 // "f32", "i64", "bool", "bf16"; "?" for types dsc does not use.

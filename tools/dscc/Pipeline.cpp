@@ -1,8 +1,5 @@
 #include "tools/dscc/Pipeline.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "ir/Printer.h"
@@ -10,6 +7,7 @@
 #include "lang/Frontend.h"
 #include "passes/CollectFacts.h"
 #include "passes/InferShapes.h"
+#include "support/File.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
 
@@ -17,18 +15,13 @@ namespace dsc::dscc {
 
 std::optional<uint32_t> load_source(const std::string& path, SourceManager& sources,
                                     DiagnosticEngine& diags) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.error(SourceLoc{}, "cannot read '" + path + "': " + std::strerror(errno));
+  std::string error;
+  std::optional<std::string> text = read_file(path, &error);
+  if (!text) {
+    diags.error(SourceLoc{}, "cannot read '" + path + "': " + error);
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    diags.error(SourceLoc{}, "cannot read '" + path + "': read error");
-    return std::nullopt;
-  }
-  return sources.add(path, text.str());
+  return sources.add(path, std::move(*text));
 }
 
 namespace {
@@ -41,7 +34,8 @@ void verify_after(const char* step, const ir::Module& m, bool typed) {
   std::vector<std::string> problems = ir::verify(m, options);
   if (problems.empty()) return;
   std::string all;
-  for (const std::string& p : problems) all += "\n  " + p;
+  for (const std::string& p : problems)
+    all += "\n  " + p;
   internal_error << "the IR after " << step << " is invalid:" << all;
 #else
   (void)step, (void)m, (void)typed;
@@ -100,7 +94,8 @@ std::string canonical_type(const ir::Type& t) {
     return s + (t.fields.size() == 1 ? ",)" : ")");
   }
   ir::Type c = t;
-  for (symbolic::Expr& d : c.shape) d = symbolic::simplify(d);
+  for (symbolic::Expr& d : c.shape)
+    d = symbolic::simplify(d);
   return ir::to_string(c);
 }
 
@@ -109,7 +104,8 @@ void emit_bindings(const ir::Expr& block, std::ostringstream& os, int indent) {
   if (!b) return;
   std::string pad(indent, ' ');
   for (const ir::Binding& binding : b->bindings) {
-    for (const ir::VarRef& v : binding.vars) os << pad << v->name << ": " << canonical_type(v->type) << "\n";
+    for (const ir::VarRef& v : binding.vars)
+      os << pad << v->name << ": " << canonical_type(v->type) << "\n";
     // Values bound inside if-branches are listed under their branch, indented.
     if (const ir::If* i = binding.value.as<ir::If>()) {
       emit_bindings(i->then_branch, os, indent + 2);

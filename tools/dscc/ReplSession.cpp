@@ -1,10 +1,10 @@
 #include "tools/dscc/ReplSession.h"
 
-#include <fstream>
 #include <regex>
 #include <sstream>
 
 #include "ir/Printer.h"
+#include "support/File.h"
 #include "symbolic/Facts.h"
 #include "symbolic/Parser.h"
 #include "symbolic/Simplify.h"
@@ -23,22 +23,28 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
 
 // The names a `let` line binds: `let a, b = ...` or `let y: T = ...`.
 std::vector<std::string> let_names(const std::string& line) {
   std::vector<std::string> names;
   std::smatch m;
-  static const std::regex head(R"(^let\s+([A-Za-z_][A-Za-z0-9_]*(\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*))");
+  static const std::regex head(
+      R"(^let\s+([A-Za-z_][A-Za-z0-9_]*(\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*))");
   if (!std::regex_search(line, m, head)) return names;
   std::string list = m[1];
   std::stringstream ss(list);
   std::string item;
-  while (std::getline(ss, item, ',')) names.push_back(trim(item));
+  while (std::getline(ss, item, ','))
+    names.push_back(trim(item));
   return names;
 }
 
-std::string param_name(const std::string& decl) { return trim(decl.substr(0, decl.find(':'))); }
+std::string param_name(const std::string& decl) {
+  return trim(decl.substr(0, decl.find(':')));
+}
 
 } // namespace
 
@@ -66,14 +72,19 @@ std::string ReplSession::source(const std::vector<std::string>& params,
   if (!std::regex_search(loaded_text_, imports_nn)) os << "import nn\n";
   os << loaded_text_ << "\n";
   os << "fn " << kSessionFunction << "(";
-  for (size_t i = 0; i < params.size(); ++i) os << (i ? ",\n    " : "") << params[i];
+  for (size_t i = 0; i < params.size(); ++i)
+    os << (i ? ",\n    " : "") << params[i];
   os << ")\n";
-  for (size_t i = 0; i < wheres.size(); ++i) os << (i ? ",\n  " : "  where ") << wheres[i];
+  for (size_t i = 0; i < wheres.size(); ++i)
+    os << (i ? ",\n  " : "  where ") << wheres[i];
   os << "\n{\n";
-  for (const std::string& l : lets) os << "  " << l << "\n";
+  for (const std::string& l : lets)
+    os << "  " << l << "\n";
   std::string result = "0.0";
-  if (!lets.empty()) result = let_names(lets.back()).back();
-  else if (!params.empty()) result = param_name(params.front());
+  if (!lets.empty())
+    result = let_names(lets.back()).back();
+  else if (!params.empty())
+    result = param_name(params.front());
   os << "  return " << result << "\n}\n";
   return os.str();
 }
@@ -106,7 +117,8 @@ ReplSession::Attempt ReplSession::check(const std::vector<std::string>& params,
       if (seen++ < report_from) continue;
       for (const ir::VarRef& v : b.vars) {
         ir::Type t = v->type;
-        for (symbolic::Expr& d : t.shape) d = symbolic::simplify(d);
+        for (symbolic::Expr& d : t.shape)
+          d = symbolic::simplify(d);
         os << v->name << ": " << ir::to_string(t) << "\n";
       }
     }
@@ -118,13 +130,12 @@ ReplSession::Attempt ReplSession::check(const std::vector<std::string>& params,
 }
 
 std::string ReplSession::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "error: cannot read '" + path + "'\n";
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string error;
+  std::optional<std::string> text = read_file(path, &error);
+  if (!text) return "error: cannot read '" + path + "': " + error + "\n";
   std::string old_name = loaded_name_, old_text = loaded_text_;
   loaded_name_ = path;
-  loaded_text_ = text.str();
+  loaded_text_ = std::move(*text);
   Attempt a = check(params_, wheres_, lets_, lets_.size(), nullptr);
   if (!a.ok) {
     loaded_name_ = old_name;

@@ -6,46 +6,15 @@
 #include "ir/OpRegistry.h"
 #include "symbolic/Parser.h"
 #include "symbolic/Printer.h"
+#include "tests/unit/ir/TypeText.h"
 
 namespace dsc::ir {
 namespace {
 
 namespace sym = symbolic;
 
-sym::Expr dim(const std::string& text) {
-  sym::ParseResult r = sym::parse_expr(text);
-  internal_assert(r.ok()) << "bad dim in test: " << text;
-  return r.expr;
-}
-
-std::vector<std::string> split_top(const std::string& s) {
-  std::vector<std::string> parts;
-  int depth = 0;
-  std::string cur;
-  for (char c : s) {
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      parts.push_back(cur);
-      cur.clear();
-      continue;
-    }
-    cur += c;
-  }
-  if (cur.find_first_not_of(' ') != std::string::npos) parts.push_back(cur);
-  return parts;
-}
-
-// "f32[B, S*12, 64]" or "f32[]".
-Type type(const std::string& text) {
-  size_t open = text.find('[');
-  std::optional<DType> d = parse_dtype(text.substr(0, open));
-  internal_assert(d && text.back() == ']') << "bad type in test: " << text;
-  std::vector<sym::Expr> dims;
-  for (const std::string& p : split_top(text.substr(open + 1, text.size() - open - 2)))
-    dims.push_back(dim(p));
-  return Type::tensor(*d, std::move(dims));
-}
+using dsc::testing::dim;
+using dsc::testing::type;
 
 class OpsTest : public ::testing::Test {
 protected:
