@@ -25,3 +25,10 @@ find_package(GTest REQUIRED)
 find_program(DSC_FILECHECK FileCheck HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 find_file(DSC_LIT lit.py HINTS /usr/lib/llvm-19/build/utils/lit REQUIRED)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
+
+# OpenBLAS (libopenblas-dev) through its CBLAS interface: the runtime's sgemm.
+find_path(OPENBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas REQUIRED)
+find_library(OPENBLAS_LIBRARY openblas REQUIRED)
+add_library(dsc_blas INTERFACE)
+target_include_directories(dsc_blas SYSTEM INTERFACE ${OPENBLAS_INCLUDE_DIR})
+target_link_libraries(dsc_blas INTERFACE ${OPENBLAS_LIBRARY})

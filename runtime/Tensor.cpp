@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/Memory.h"
 #include "support/Assert.h"
 
 namespace dsc::runtime {
@@ -47,19 +48,35 @@ void Tensor::Free::operator()(void* p) const {
   std::free(p);
 }
 
-Tensor Tensor::zeros(DLDataType dtype, std::vector<int64_t> shape) {
+std::optional<Tensor> Tensor::try_empty(DLDataType dtype, std::vector<int64_t> shape,
+                                        std::string* error) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  for (int64_t d : t.shape_)
-    internal_assert(d >= 0) << "negative dim in Tensor::zeros";
-  // Round up so that even an empty tensor has storage, and keep 64-byte alignment for vectors.
-  size_t bytes = (t.nbytes() + 63) / 64 * 64;
-  if (bytes == 0) bytes = 64;
-  void* p = std::aligned_alloc(64, bytes);
-  internal_assert(p) << "out of memory allocating " << bytes << " bytes";
-  std::memset(p, 0, bytes);
+  uint64_t bytes = 0;
+  if (!checked_nbytes(dtype, t.shape_, &bytes)) {
+    if (error) *error = "invalid or too large tensor shape " + t.type_string();
+    return std::nullopt;
+  }
+  // Even an empty tensor gets storage (aligned_allocate rounds up to 64 bytes).
+  void* p = aligned_allocate(bytes, "a " + t.type_string() + " tensor", error);
+  if (!p) return std::nullopt;
   t.storage_.reset(p);
+  return t;
+}
+
+Tensor Tensor::empty(DLDataType dtype, std::vector<int64_t> shape) {
+  for (int64_t d : shape)
+    internal_assert(d >= 0) << "negative dim in Tensor::empty";
+  std::string error;
+  std::optional<Tensor> t = try_empty(dtype, std::move(shape), &error);
+  internal_assert(t) << error;
+  return std::move(*t);
+}
+
+Tensor Tensor::zeros(DLDataType dtype, std::vector<int64_t> shape) {
+  Tensor t = empty(dtype, std::move(shape));
+  std::memset(t.data(), 0, t.nbytes());
   return t;
 }
 

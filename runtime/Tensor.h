@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ public:
   Tensor() = default;
   // A zero-filled tensor. Shapes are checked by the caller: every dim >= 0.
   static Tensor zeros(DLDataType dtype, std::vector<int64_t> shape);
+  // An uninitialised tensor, for results that are overwritten anyway. Same precondition.
+  static Tensor empty(DLDataType dtype, std::vector<int64_t> shape);
+  // Like empty(), but for shapes that come from user input: nullopt with *error set when a
+  // dim is negative, the byte size overflows, or the memory is not available.
+  static std::optional<Tensor> try_empty(DLDataType dtype, std::vector<int64_t> shape,
+                                         std::string* error);
 
   bool defined() const { return storage_ != nullptr; }
   DLDataType dtype() const { return dtype_; }

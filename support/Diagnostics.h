@@ -63,6 +63,7 @@ public:
   // Records a diagnostic made elsewhere (another engine over the same sources).
   void report(Diagnostic d);
 
+  const SourceManager& sources() const { return *sources_; }
   bool has_errors() const { return error_count_ > 0; }
   size_t error_count() const { return error_count_; }
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }

@@ -11,5 +11,7 @@ using Args = std::vector<std::string>;
 int run_prove(const Args& args);
 int run_check(const Args& args);
 int run_repl(const Args& args);
+int run_build(const Args& args);
+int run_run(const Args& args);
 
 } // namespace dsc::dscc

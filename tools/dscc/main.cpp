@@ -15,6 +15,9 @@ commands:
                                   parse, infer shapes and decide shape facts
   prove [--assume FACT]... FACT   decide a shape fact: prints `proved`,
                                   `disproved: A=1, B=3` (a counterexample) or `unknown`
+  build FILE.dsc -o OUT.so        compile once for every shape the `where` clauses allow
+  run FILE.dsc|OUT.so [--shape B=4,S=77] [--input NAME=X.npy]... [--random-weights]
+                                  compile (or load) and run; write results with --output=DIR
   repl [FILE.dsc]                 explore shape inference interactively
 
 Run `dscc <command> --help` for the options of one command.
@@ -40,6 +43,8 @@ int main(int argc, char** argv) {
   if (command == "prove") return dsc::dscc::run_prove(args);
   if (command == "check") return dsc::dscc::run_check(args);
   if (command == "repl") return dsc::dscc::run_repl(args);
+  if (command == "build") return dsc::dscc::run_build(args);
+  if (command == "run") return dsc::dscc::run_run(args);
   std::fprintf(stderr, "dscc: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 1;
 }

@@ -1,0 +1,187 @@
+#include "backends/cpu/CpuBackend.h"
+
+#include <llvm/Support/Error.h>
+
+#include <map>
+
+#include "backends/cpu/Jit.h"
+#include "backends/cpu/LlvmModuleBuilder.h"
+#include "backends/cpu/SharedLibraryBuilder.h"
+#include "backends/cpu/TargetSelection.h"
+#include "symbolic/Printer.h"
+
+namespace dsc::cpu {
+
+namespace {
+
+std::string sanitize(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    const bool word =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!word) c = '_';
+  }
+  return out;
+}
+
+void set_error(std::string* error, const std::string& message) {
+  if (error) *error = message;
+}
+
+runtime::TensorInfo tensor_info(std::string name, ir::DType dtype,
+                                const std::vector<symbolic::Expr>& shape) {
+  runtime::TensorInfo t;
+  t.name = std::move(name);
+  t.dtype = ir::dtype_name(dtype);
+  for (const symbolic::Expr& d : shape)
+    t.dims.push_back(d.defined() ? symbolic::to_string(d) : "?");
+  return t;
+}
+
+// Fills in every host program's host_symbol, adds the programs the manifest does not list,
+// and checks that the rest agree with their programs.
+bool complete_manifest(const std::vector<ir::HostProgram>& hosts, runtime::Manifest* manifest,
+                       std::string* error) {
+  std::map<std::string, const ir::HostProgram*> by_name;
+  for (const ir::HostProgram& h : hosts) {
+    if (!by_name.emplace(h.name, &h).second) {
+      set_error(error, "two host programs are named '" + h.name + "'");
+      return false;
+    }
+  }
+  std::map<std::string, bool> listed;
+  for (runtime::FunctionInfo& fn : manifest->functions) {
+    auto it = by_name.find(fn.name);
+    if (it == by_name.end()) {
+      set_error(error,
+                "the manifest lists function '" + fn.name + "', but no host program has that name");
+      return false;
+    }
+    const ir::HostProgram& h = *it->second;
+    if (fn.params.size() != h.params.size() || fn.outputs.size() != h.outputs.size()) {
+      set_error(error, "the manifest's function '" + fn.name + "' has " +
+                           std::to_string(fn.params.size()) + " params and " +
+                           std::to_string(fn.outputs.size()) + " outputs; its host program has " +
+                           std::to_string(h.params.size()) + " and " +
+                           std::to_string(h.outputs.size()));
+      return false;
+    }
+    if (listed[fn.name]) {
+      set_error(error, "the manifest lists function '" + fn.name + "' twice");
+      return false;
+    }
+    listed[fn.name] = true;
+    fn.host_symbol = host_symbol(fn.name);
+  }
+  for (const ir::HostProgram& h : hosts)
+    if (!listed[h.name]) manifest->functions.push_back(describe_host_program(h));
+  return true;
+}
+
+// What every entry point does first: the target, the completed manifest, and the module built
+// (with dsc_manifest when `embed_manifest`) and optimized when `optimize`.
+struct Compilation {
+  ResolvedTarget target;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  runtime::Manifest manifest;
+  LlvmModule llvm;
+};
+
+bool compile(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
+             runtime::Manifest manifest, const TargetOptions& options, bool embed_manifest,
+             bool optimize, Compilation* out, std::string* error) {
+  if (!resolve_target(options, &out->target, error)) return false;
+  if (!complete_manifest(hosts, &manifest, error)) return false;
+  out->tm = create_target_machine(out->target, error);
+  if (!out->tm) return false;
+  const std::string json = embed_manifest ? runtime::to_json(manifest) : std::string();
+  if (!build_llvm_module(m, hosts, *out->tm, out->target.vector_width,
+                         embed_manifest ? &json : nullptr, &out->llvm, error))
+    return false;
+  if (optimize) optimize_llvm_module(*out->llvm.module, *out->tm, out->target.opt_level);
+  out->manifest = std::move(manifest);
+  return true;
+}
+
+} // namespace
+
+std::string host_symbol(const std::string& fn_name) {
+  return "dsc_host_" + sanitize(fn_name);
+}
+
+std::string kernel_symbol(const std::string& prim_name) {
+  return "dsc_kernel_" + sanitize(prim_name);
+}
+
+runtime::FunctionInfo describe_host_program(const ir::HostProgram& program) {
+  runtime::FunctionInfo info;
+  info.name = program.name;
+  info.host_symbol = host_symbol(program.name);
+  for (const ir::Buffer& p : program.params)
+    info.params.push_back(tensor_info(p.name, p.dtype, p.shape));
+  for (size_t k = 0; k < program.outputs.size(); ++k) {
+    // The Output buffer with index k is what the caller gets; fall back on the listed buffer.
+    const ir::HostBuffer* out = nullptr;
+    for (const ir::HostBuffer& b : program.buffers)
+      if (b.storage == ir::HostBuffer::Storage::Output && b.index == static_cast<int>(k)) out = &b;
+    const int id = program.outputs[k];
+    if (!out && id >= 0 && static_cast<size_t>(id) < program.buffers.size())
+      out = &program.buffers[static_cast<size_t>(id)];
+    std::string name = "output" + std::to_string(k);
+    info.outputs.push_back(out ? tensor_info(name, out->dtype, out->shape)
+                               : tensor_info(name, ir::DType::F32, {}));
+  }
+  info.arena_bytes = program.arena_bytes.defined() ? symbolic::to_string(program.arena_bytes) : "0";
+  info.peak_bytes = program.peak_bytes.defined() ? symbolic::to_string(program.peak_bytes) : "0";
+  return info;
+}
+
+std::unique_ptr<runtime::Model> jit_compile(const ir::Module& m,
+                                            const std::vector<ir::HostProgram>& hosts,
+                                            runtime::Manifest manifest,
+                                            const TargetOptions& options, std::string* error) {
+  ResolvedTarget target;
+  if (!resolve_target(options, &target, error)) return nullptr;
+  if (!complete_manifest(hosts, &manifest, error)) return nullptr;
+  // The optimizer and ORC's code generator use the same machine description.
+  llvm::orc::JITTargetMachineBuilder jtmb = jit_target_machine_builder(target);
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = jtmb.createTargetMachine();
+  if (!tm) {
+    set_error(error, "LLVM could not create a target machine for " + target.cpu + ": " +
+                         llvm::toString(tm.takeError()));
+    return nullptr;
+  }
+  LlvmModule built;
+  if (!build_llvm_module(m, hosts, **tm, target.vector_width, nullptr, &built, error))
+    return nullptr;
+  optimize_llvm_module(*built.module, **tm, target.opt_level);
+  // The ThreadSafeModule takes the module and its context in the order it destroys them.
+  llvm::orc::ThreadSafeModule module(std::move(built.module), std::move(built.context));
+  return jit_model(std::move(jtmb), std::move(module), std::move(manifest), error);
+}
+
+bool build_shared_library(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
+                          runtime::Manifest manifest, const TargetOptions& options,
+                          const std::string& out_path, std::string* error) {
+  Compilation c;
+  if (!compile(m, hosts, std::move(manifest), options, true, true, &c, error)) return false;
+  return emit_shared_library(*c.llvm.module, *c.tm, out_path, runtime_library_dir(), error);
+}
+
+std::string emit_llvm_ir(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
+                         runtime::Manifest manifest, const TargetOptions& options, bool optimized,
+                         std::string* error) {
+  Compilation c;
+  if (!compile(m, hosts, std::move(manifest), options, true, optimized, &c, error)) return "";
+  return llvm_module_text(*c.llvm.module);
+}
+
+std::string runtime_library_dir() {
+  return DSC_RUNTIME_LIBRARY_DIR;
+}
+
+std::string runtime_include_dir() {
+  return DSC_RUNTIME_INCLUDE_DIR;
+}
+
+} // namespace dsc::cpu

@@ -1,0 +1,525 @@
+#include "backends/cpu/HostCodegen.h"
+
+#include <dlpack/dlpack.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/MDBuilder.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <map>
+
+#include "backends/cpu/CpuBackend.h"
+#include "backends/cpu/SymbolicCodegen.h"
+#include "symbolic/Printer.h"
+
+namespace dsc::cpu {
+
+namespace {
+
+// The emitted code reads an input's shape pointer straight from its DLTensor (dlpack.h 0.6:
+// data, device, ndim, dtype, shape, strides, byte_offset); everything else goes through the
+// runtime.
+constexpr uint64_t kDLTensorShapeOffset = offsetof(DLTensor, shape);
+static_assert(offsetof(DLTensor, data) == 0 && offsetof(DLTensor, ndim) == 16 &&
+                  offsetof(DLTensor, dtype) == 20 && kDLTensorShapeOffset == 24 &&
+                  offsetof(DLTensor, strides) == 32 && offsetof(DLTensor, byte_offset) == 40 &&
+                  sizeof(DLTensor) == 48,
+              "the DLTensor layout of dlpack.h 0.6 on a 64-bit target");
+
+struct DLType {
+  int32_t code;
+  int32_t bits;
+};
+
+// DLPack 0.6 has no kDLBool: dsc's bool is a byte, exchanged as uint8 (runtime/Tensor.h).
+DLType dl_type(ir::DType d) {
+  switch (d) {
+  case ir::DType::Bool:
+    return {kDLUInt, 8};
+  case ir::DType::I8:
+    return {kDLInt, 8};
+  case ir::DType::I32:
+    return {kDLInt, 32};
+  case ir::DType::I64:
+    return {kDLInt, 64};
+  case ir::DType::F16:
+    return {kDLFloat, 16};
+  case ir::DType::BF16:
+    return {kDLBfloat, 16};
+  case ir::DType::F32:
+    return {kDLFloat, 32};
+  case ir::DType::F64:
+    return {kDLFloat, 64};
+  }
+  return {kDLFloat, 32};
+}
+
+int64_t element_bytes(ir::DType d) {
+  return ir::dtype_bits(d) / 8;
+}
+
+std::string describe(const ir::HostBuffer& b, int id) {
+  return "buffer %" + std::to_string(id) + " (" + b.name + ")";
+}
+
+class HostEmitter {
+public:
+  HostEmitter(llvm::Module& out, const ir::Module& m, const ir::HostProgram& p,
+              const KernelLookup& kernel)
+      : out_(out), m_(m), p_(p), kernel_(kernel), ctx_(out.getContext()), b_(ctx_),
+        ptr_(llvm::PointerType::getUnqual(ctx_)), i32_(b_.getInt32Ty()), i64_(b_.getInt64Ty()) {}
+
+  llvm::Function* emit(std::string* error) {
+    const std::string name = host_symbol(p_.name);
+    if (out_.getFunction(name)) {
+      if (error) *error = "two host functions are named '" + name + "'";
+      return nullptr;
+    }
+    llvm::FunctionType* type = llvm::FunctionType::get(i32_, {ptr_, ptr_}, false);
+    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, out_);
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    call_ = fn_->getArg(0);
+    call_->setName("call");
+    inputs_ = fn_->getArg(1);
+    inputs_->setName("inputs");
+    entry_ = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "check_inputs", fn_);
+    b_.SetInsertPoint(body);
+
+    check_inputs();
+    if (ok()) bind_dims();
+    if (ok()) check_predicates();
+    if (ok()) allocate();
+    if (ok()) resolve_buffers();
+    if (ok()) emit_steps();
+    if (!ok()) {
+      fn_->eraseFromParent();
+      if (error) *error = error_;
+      return nullptr;
+    }
+    b_.CreateRet(b_.getInt32(0));
+    llvm::IRBuilder<> entry(entry_);
+    entry.CreateBr(body);
+    return fn_;
+  }
+
+private:
+  void fail(const std::string& message) {
+    if (error_.empty()) error_ = "host program '" + p_.name + "': " + message;
+  }
+  bool ok() const { return error_.empty(); }
+
+  llvm::ConstantInt* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
+
+  llvm::FunctionCallee runtime(const char* name, llvm::Type* result,
+                               std::initializer_list<llvm::Type*> params) {
+    llvm::FunctionCallee f =
+        out_.getOrInsertFunction(name, llvm::FunctionType::get(result, params, false));
+    if (auto* decl = llvm::dyn_cast<llvm::Function>(f.getCallee()))
+      decl->addFnAttr(llvm::Attribute::NoUnwind);
+    return f;
+  }
+
+  // A stack array in the entry block (at least one element, so it is never zero-sized).
+  llvm::Value* stack_array(llvm::Type* element, size_t n, const std::string& name) {
+    llvm::IRBuilder<> entry(entry_);
+    return entry.CreateAlloca(llvm::ArrayType::get(element, std::max<size_t>(n, 1)), nullptr, name);
+  }
+
+  llvm::Constant* string_constant(const std::string& s) {
+    auto it = strings_.find(s);
+    if (it != strings_.end()) return it->second;
+    llvm::Constant* g = b_.CreateGlobalString(s, ".str", 0, &out_);
+    strings_.emplace(s, g);
+    return g;
+  }
+
+  llvm::Value* symbol(const std::string& name) {
+    auto it = symbols_.find(name);
+    if (it != symbols_.end()) return it->second;
+    fail("symbol '" + name + "' is used, but no input dim binds it");
+    return b_.getInt64(0);
+  }
+
+  llvm::Value* eval(const symbolic::Expr& e, const std::string& what) {
+    if (!e.defined()) {
+      fail(what + " has no value");
+      return b_.getInt64(0);
+    }
+    return emit_symbolic(b_, e, [this](const std::string& s) { return symbol(s); });
+  }
+
+  // Continues in a new block when `holds`; otherwise returns failure() from the host function.
+  void guard(llvm::Value* holds, const std::function<llvm::Value*()>& failure,
+             const std::string& what) {
+    llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx_, what + ".fail", fn_);
+    llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx_, what + ".ok", fn_);
+    llvm::MDNode* weights = llvm::MDBuilder(ctx_).createBranchWeights(1u << 20, 1);
+    b_.CreateCondBr(holds, next, failed, weights);
+    b_.SetInsertPoint(failed);
+    b_.CreateRet(failure());
+    b_.SetInsertPoint(next);
+  }
+
+  void check_inputs() {
+    llvm::FunctionCallee check =
+        runtime("dsc_rt_check_input", i32_, {ptr_, i32_, ptr_, i32_, i32_, i32_});
+    llvm::FunctionCallee data = runtime("dsc_rt_input_data", ptr_, {ptr_});
+    std::vector<llvm::Value*> tensors;
+    for (size_t i = 0; i < p_.params.size(); ++i) {
+      const ir::Buffer& param = p_.params[i];
+      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptr_, inputs_, i);
+      llvm::Value* tensor = b_.CreateLoad(ptr_, slot, param.name + ".tensor");
+      DLType dl = dl_type(param.dtype);
+      llvm::Value* status =
+          b_.CreateCall(check, {call_, i32(static_cast<int64_t>(i)), tensor, i32(dl.code),
+                                i32(dl.bits), i32(static_cast<int64_t>(param.shape.size()))});
+      guard(
+          b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "check_input");
+      tensors.push_back(tensor);
+    }
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const std::string& name = p_.params[i].name;
+      data_.push_back(b_.CreateCall(data, {tensors[i]}, name + ".data"));
+      llvm::Value* field =
+          b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), tensors[i], kDLTensorShapeOffset);
+      shapes_.push_back(b_.CreateLoad(ptr_, field, name + ".shape"));
+    }
+  }
+
+  void bind_dims() {
+    llvm::FunctionCallee fail_dim =
+        runtime("dsc_rt_fail_dim", i32_, {ptr_, i32_, i32_, i64_, i64_, ptr_});
+    for (const ir::HostDim& d : p_.dims) {
+      if (d.param < 0 || static_cast<size_t>(d.param) >= p_.params.size()) {
+        fail("a dim of param " + std::to_string(d.param) + ", which does not exist");
+        return;
+      }
+      const ir::Buffer& param = p_.params[static_cast<size_t>(d.param)];
+      if (d.axis < 0 || static_cast<size_t>(d.axis) >= param.shape.size()) {
+        fail("dim " + std::to_string(d.axis) + " of '" + param.name + "', which has rank " +
+             std::to_string(param.shape.size()));
+        return;
+      }
+      llvm::Value* field = b_.CreateConstInBoundsGEP1_64(
+          i64_, shapes_[static_cast<size_t>(d.param)], static_cast<uint64_t>(d.axis));
+      llvm::Value* actual = b_.CreateLoad(i64_, field);
+      llvm::Value* expected;
+      std::string text;
+      if (!d.binds.empty()) {
+        auto bound = symbols_.find(d.binds);
+        if (bound == symbols_.end()) {
+          actual->setName(d.binds);
+          symbols_.emplace(d.binds, actual);
+          continue;
+        }
+        // A symbol bound twice: the second dim must agree with the first.
+        expected = bound->second;
+        text = d.binds;
+      } else {
+        expected = eval(d.expected, "the expected value of dim " + std::to_string(d.axis) +
+                                        " of '" + param.name + "'");
+        if (!ok()) return;
+        text = symbolic::to_string(d.expected);
+      }
+      guard(
+          b_.CreateICmpEQ(actual, expected),
+          [&] {
+            return b_.CreateCall(fail_dim, {call_, i32(d.param), i32(d.axis), actual, expected,
+                                            string_constant(text)});
+          },
+          "dim");
+    }
+  }
+
+  void check_predicates() {
+    llvm::FunctionCallee fail_check =
+        runtime("dsc_rt_fail_check", i32_, {ptr_, ptr_, ptr_, i32_, ptr_, ptr_});
+    for (const ir::HostCheck& c : p_.checks) {
+      if (!c.predicate.defined()) {
+        fail("check '" + c.what + "' has no predicate");
+        return;
+      }
+      llvm::Value* holds =
+          emit_symbolic_bool(b_, c.predicate, [this](const std::string& s) { return symbol(s); });
+      std::vector<llvm::Value*> values;
+      for (const std::string& s : c.symbols)
+        values.push_back(symbol(s));
+      if (!ok()) return;
+      guard(
+          holds,
+          [&] {
+            const size_t n = c.symbols.size();
+            llvm::Value* names = stack_array(ptr_, n, "check.names");
+            llvm::Value* vals = stack_array(i64_, n, "check.values");
+            for (size_t j = 0; j < n; ++j) {
+              b_.CreateStore(string_constant(c.symbols[j]),
+                             b_.CreateConstInBoundsGEP1_64(ptr_, names, j));
+              b_.CreateStore(values[j], b_.CreateConstInBoundsGEP1_64(i64_, vals, j));
+            }
+            return b_.CreateCall(fail_check,
+                                 {call_, string_constant(c.what), string_constant(c.location),
+                                  i32(static_cast<int64_t>(n)), names, vals});
+          },
+          "where");
+    }
+  }
+
+  void allocate() {
+    bool has_arena = false;
+    for (const ir::HostBuffer& buf : p_.buffers)
+      has_arena |= buf.storage == ir::HostBuffer::Storage::Arena;
+    if (has_arena) {
+      llvm::Value* bytes = eval(p_.arena_bytes, "the arena size");
+      if (!ok()) return;
+      llvm::FunctionCallee arena = runtime("dsc_rt_arena", ptr_, {ptr_, i64_});
+      arena_ = b_.CreateCall(arena, {call_, bytes}, "arena");
+      guard(
+          b_.CreateIsNotNull(arena_), [this] { return i32(1); }, "arena");
+    }
+
+    // Output k is the one Output buffer with index k, for every k < outputs.size().
+    const size_t num_outputs = p_.outputs.size();
+    std::vector<int> output_buffer(num_outputs, -1);
+    for (size_t id = 0; id < p_.buffers.size(); ++id) {
+      const ir::HostBuffer& buf = p_.buffers[id];
+      if (buf.storage != ir::HostBuffer::Storage::Output) continue;
+      if (buf.index < 0 || static_cast<size_t>(buf.index) >= num_outputs) {
+        fail(describe(buf, static_cast<int>(id)) + " is output " + std::to_string(buf.index) +
+             ", but the program has " + std::to_string(num_outputs) + " outputs");
+        return;
+      }
+      if (output_buffer[static_cast<size_t>(buf.index)] >= 0) {
+        fail("two buffers are output " + std::to_string(buf.index));
+        return;
+      }
+      output_buffer[static_cast<size_t>(buf.index)] = static_cast<int>(id);
+    }
+    llvm::FunctionCallee output =
+        runtime("dsc_rt_output", ptr_, {ptr_, i32_, i32_, i32_, i32_, ptr_});
+    for (size_t k = 0; k < num_outputs; ++k) {
+      if (output_buffer[k] < 0) {
+        fail("no buffer is output " + std::to_string(k));
+        return;
+      }
+      const ir::HostBuffer& buf = p_.buffers[static_cast<size_t>(output_buffer[k])];
+      llvm::Value* shape =
+          stack_array(i64_, buf.shape.size(), "output" + std::to_string(k) + ".shape");
+      for (size_t j = 0; j < buf.shape.size(); ++j)
+        b_.CreateStore(eval(buf.shape[j], "a dim of output " + std::to_string(k)),
+                       b_.CreateConstInBoundsGEP1_64(i64_, shape, j));
+      if (!ok()) return;
+      DLType dl = dl_type(buf.dtype);
+      llvm::Value* data =
+          b_.CreateCall(output,
+                        {call_, i32(static_cast<int64_t>(k)), i32(dl.code), i32(dl.bits),
+                         i32(static_cast<int64_t>(buf.shape.size())), shape},
+                        "output" + std::to_string(k));
+      guard(
+          b_.CreateIsNotNull(data), [this] { return i32(1); }, "output");
+      outputs_.push_back(data);
+    }
+  }
+
+  void resolve_buffers() {
+    pointers_.assign(p_.buffers.size(), nullptr);
+    for (size_t id = 0; id < p_.buffers.size() && ok(); ++id)
+      resolve(static_cast<int>(id), 0);
+  }
+
+  llvm::Value* resolve(int id, size_t depth) {
+    const auto at = static_cast<size_t>(id);
+    if (pointers_[at]) return pointers_[at];
+    const ir::HostBuffer& buf = p_.buffers[at];
+    llvm::Value* pointer = nullptr;
+    switch (buf.storage) {
+    case ir::HostBuffer::Storage::Param:
+      if (buf.index < 0 || static_cast<size_t>(buf.index) >= p_.params.size()) {
+        fail(describe(buf, id) + " is param " + std::to_string(buf.index) +
+             ", which does not exist");
+        return nullptr;
+      }
+      if (p_.params[static_cast<size_t>(buf.index)].dtype != buf.dtype) {
+        fail(describe(buf, id) + " is " + ir::dtype_name(buf.dtype) + ", but param " +
+             std::to_string(buf.index) + " is " +
+             ir::dtype_name(p_.params[static_cast<size_t>(buf.index)].dtype));
+        return nullptr;
+      }
+      pointer = data_[static_cast<size_t>(buf.index)];
+      break;
+    case ir::HostBuffer::Storage::Arena: {
+      llvm::Value* offset = eval(buf.offset, "the arena offset of " + describe(buf, id));
+      if (!ok()) return nullptr;
+      pointer = b_.CreateInBoundsGEP(b_.getInt8Ty(), arena_, offset, buf.name);
+      break;
+    }
+    case ir::HostBuffer::Storage::Output:
+      pointer = outputs_[static_cast<size_t>(buf.index)];
+      break;
+    case ir::HostBuffer::Storage::Alias:
+      if (buf.index < 0 || static_cast<size_t>(buf.index) >= p_.buffers.size() ||
+          depth > p_.buffers.size()) {
+        fail(describe(buf, id) + " aliases buffer %" + std::to_string(buf.index) +
+             ", which does not exist or aliases itself");
+        return nullptr;
+      }
+      pointer = resolve(buf.index, depth + 1);
+      break;
+    }
+    pointers_[at] = pointer;
+    return pointer;
+  }
+
+  // The buffer ids of a step, checked.
+  bool step_buffers(const ir::HostStep& s, size_t count, const std::string& what) {
+    if (s.buffers.size() != count) {
+      fail(what + " takes " + std::to_string(count) + " buffers, not " +
+           std::to_string(s.buffers.size()));
+      return false;
+    }
+    for (int id : s.buffers) {
+      if (id < 0 || static_cast<size_t>(id) >= p_.buffers.size()) {
+        fail(what + " uses buffer %" + std::to_string(id) + ", which does not exist");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const ir::HostBuffer& buffer(int id) const { return p_.buffers[static_cast<size_t>(id)]; }
+  llvm::Value* pointer(int id) const { return pointers_[static_cast<size_t>(id)]; }
+
+  void emit_steps() {
+    for (const ir::HostStep& s : p_.steps) {
+      switch (s.kind) {
+      case ir::HostStep::Kind::Kernel:
+        emit_kernel_call(s);
+        break;
+      case ir::HostStep::Kind::Matmul:
+        emit_matmul(s);
+        break;
+      case ir::HostStep::Kind::Copy:
+        emit_copy(s);
+        break;
+      }
+      if (!ok()) return;
+    }
+  }
+
+  void emit_kernel_call(const ir::HostStep& s) {
+    const std::string what = "the call of prim '" + s.callee + "'";
+    auto prim = m_.prim(s.callee);
+    if (!prim) {
+      fail(what + ": the module has no such prim");
+      return;
+    }
+    llvm::Function* kernel = kernel_(s.callee);
+    if (!kernel || kernel->arg_size() != 2) {
+      fail(what + ": it has no compiled kernel");
+      return;
+    }
+    std::vector<const ir::Buffer*> signature;
+    for (const ir::Buffer& b : prim->inputs)
+      signature.push_back(&b);
+    for (const ir::Buffer& b : prim->outputs)
+      signature.push_back(&b);
+    if (!step_buffers(s, signature.size(), what)) return;
+    for (size_t j = 0; j < signature.size(); ++j) {
+      const ir::HostBuffer& arg = buffer(s.buffers[j]);
+      if (arg.dtype != signature[j]->dtype) {
+        fail(what + ": " + describe(arg, s.buffers[j]) + " is " + ir::dtype_name(arg.dtype) +
+             ", but '" + signature[j]->name + "' is " + ir::dtype_name(signature[j]->dtype));
+        return;
+      }
+    }
+    const std::vector<std::string> symbols = ir::prim_signature_symbols(*prim);
+    if (s.ints.size() != symbols.size()) {
+      fail(what + " passes " + std::to_string(s.ints.size()) + " symbols; the kernel takes " +
+           std::to_string(symbols.size()));
+      return;
+    }
+    llvm::Value* buffers = stack_array(ptr_, signature.size(), s.callee + ".buffers");
+    for (size_t j = 0; j < signature.size(); ++j)
+      b_.CreateStore(pointer(s.buffers[j]), b_.CreateConstInBoundsGEP1_64(ptr_, buffers, j));
+    llvm::Value* ints = stack_array(i64_, symbols.size(), s.callee + ".symbols");
+    for (size_t j = 0; j < symbols.size(); ++j)
+      b_.CreateStore(eval(s.ints[j], "symbol " + symbols[j] + " of " + what),
+                     b_.CreateConstInBoundsGEP1_64(i64_, ints, j));
+    if (!ok()) return;
+    b_.CreateCall(llvm::FunctionCallee(kernel->getFunctionType(), kernel), {buffers, ints});
+  }
+
+  void emit_matmul(const ir::HostStep& s) {
+    const std::string what = "a matmul step";
+    if (!step_buffers(s, 3, what)) return;
+    for (int id : s.buffers) {
+      if (buffer(id).dtype != ir::DType::F32) {
+        fail(what + ": " + describe(buffer(id), id) + " is " + ir::dtype_name(buffer(id).dtype) +
+             "; matmul steps are f32");
+        return;
+      }
+    }
+    if (s.ints.size() != 7) {
+      fail(what + " has " + std::to_string(s.ints.size()) +
+           " ints; it takes batch, m, n, k, a_batch_stride, b_batch_stride, trans_b");
+      return;
+    }
+    std::vector<llvm::Value*> args = {pointer(s.buffers[0]), pointer(s.buffers[1]),
+                                      pointer(s.buffers[2])};
+    for (size_t j = 0; j < 6; ++j)
+      args.push_back(eval(s.ints[j], what));
+    args.push_back(b_.CreateTrunc(eval(s.ints[6], what), i32_));
+    if (!ok()) return;
+    llvm::FunctionCallee matmul =
+        runtime("dsc_rt_matmul_f32", b_.getVoidTy(),
+                {ptr_, ptr_, ptr_, i64_, i64_, i64_, i64_, i64_, i64_, i32_});
+    b_.CreateCall(matmul, args);
+  }
+
+  void emit_copy(const ir::HostStep& s) {
+    const std::string what = "a copy step";
+    if (!step_buffers(s, 2, what)) return;
+    const ir::HostBuffer& dst = buffer(s.buffers[1]);
+    llvm::Value* bytes = b_.getInt64(static_cast<uint64_t>(element_bytes(dst.dtype)));
+    for (const symbolic::Expr& d : dst.shape)
+      bytes = b_.CreateMul(bytes, eval(d, "a dim of " + describe(dst, s.buffers[1])));
+    if (!ok()) return;
+    b_.CreateMemCpy(pointer(s.buffers[1]), llvm::MaybeAlign(1), pointer(s.buffers[0]),
+                    llvm::MaybeAlign(1), bytes);
+  }
+
+  llvm::Module& out_;
+  const ir::Module& m_;
+  const ir::HostProgram& p_;
+  const KernelLookup& kernel_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::PointerType* ptr_;
+  llvm::IntegerType* i32_;
+  llvm::IntegerType* i64_;
+
+  llvm::Function* fn_ = nullptr;
+  llvm::Value* call_ = nullptr;
+  llvm::Value* inputs_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  std::vector<llvm::Value*> data_;   // per param: its data pointer
+  std::vector<llvm::Value*> shapes_; // per param: its int64_t* shape
+  std::map<std::string, llvm::Value*> symbols_;
+  std::map<std::string, llvm::Constant*> strings_;
+  llvm::Value* arena_ = nullptr;
+  std::vector<llvm::Value*> outputs_;  // per output index: its data pointer
+  std::vector<llvm::Value*> pointers_; // per buffer id
+  std::string error_;
+};
+
+} // namespace
+
+llvm::Function* emit_host_function(llvm::Module& out, const ir::Module& m,
+                                   const ir::HostProgram& program, const KernelLookup& kernel,
+                                   std::string* error) {
+  return HostEmitter(out, m, program, kernel).emit(error);
+}
+
+} // namespace dsc::cpu

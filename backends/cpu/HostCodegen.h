@@ -1,0 +1,31 @@
+#pragma once
+// An ir::HostProgram to one LLVM function with runtime/HostABI.h's host ABI:
+//   int32_t HOST(dsc_call* call, const DLTensor* const* inputs);
+// It checks every input with dsc_rt_check_input, binds and checks dims, checks the `checks`
+// (a failure calls dsc_rt_fail_dim / dsc_rt_fail_check and returns their result), takes the
+// arena and allocates the outputs (a null from the runtime returns 1), runs the steps (kernel
+// calls, dsc_rt_matmul_f32, memcpy) and returns 0.
+
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <string>
+
+#include "ir/HostProgram.h"
+#include "ir/Module.h"
+
+namespace dsc::cpu {
+
+// The kernel compiled for a prim of the module, or null when there is none.
+using KernelLookup = std::function<llvm::Function*(const std::string& prim_name)>;
+
+// Emits host_symbol(program.name) into `out` (external linkage). `m` is the module whose prims
+// the program's Kernel steps call. Null with `*error` set when the program is malformed (a
+// buffer, param or axis out of range, a symbol no dim binds, an unknown prim or a call that
+// does not match its signature, an output index missing or repeated).
+llvm::Function* emit_host_function(llvm::Module& out, const ir::Module& m,
+                                   const ir::HostProgram& program, const KernelLookup& kernel,
+                                   std::string* error);
+
+} // namespace dsc::cpu

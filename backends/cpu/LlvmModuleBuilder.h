@@ -1,0 +1,40 @@
+#pragma once
+// One LLVM module for a whole dsc module: a kernel per prim (KernelCodegen.h), a host
+// function per host program (HostCodegen.h), optionally the `dsc_manifest` string a `.so`
+// exports; then verified, and optimized by LLVM's default pipeline for the target machine.
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/HostProgram.h"
+#include "ir/Module.h"
+#include "runtime/Manifest.h"
+
+namespace dsc::cpu {
+
+struct LlvmModule {
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> module;
+};
+
+// Builds and verifies the module for `tm` (its triple and data layout; every function gets its
+// CPU and features as attributes, and "prefer-vector-width" when `vector_width` is not 0). Only the
+// host functions, and `dsc_manifest` when `manifest_json` is given, keep external linkage; kernels
+// and everything else are internal. False with `*error` set when a kernel or host function cannot
+// be emitted or the verifier rejects the result.
+bool build_llvm_module(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
+                       llvm::TargetMachine& tm, int vector_width, const std::string* manifest_json,
+                       LlvmModule* out, std::string* error);
+
+// LLVM's default O0..O3 pipeline with the target machine's cost model (vector widths).
+void optimize_llvm_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_level);
+
+// The module as LLVM assembly text.
+std::string llvm_module_text(const llvm::Module& module);
+
+} // namespace dsc::cpu

@@ -1,0 +1,41 @@
+#pragma once
+// The transcendental functions of kernels, as internal `alwaysinline` LLVM functions created in
+// the module on first use ("dsc.math.exp.f32", ...), so that the loop vectorizer sees straight-
+// line code it can widen after inlining.
+//
+// f32 (f16 and bf16 compute in f32): branch-free polynomial code, no calls.
+//   exp      Cody-Waite reduction by ln 2, degree-6 polynomial, scaling in two steps so that
+//            results that are subnormal round once. exp(x) = inf for x > 88.72, 0 below -103.97.
+//   log      x = 2^k m with m in [sqrt(1/2), sqrt(2)), degree-11 polynomial of log1p(m - 1).
+//            log(0) = -inf, log(x < 0) = NaN, log(inf) = inf; subnormals are exact.
+//   tanh     odd polynomial below 0.55, else 1 - 2 / (exp(2|x|) + 1) with the sign restored.
+//   erf      odd polynomial below 1, else 1 - exp(-x^2) R(x) with R a polynomial up to 3.92,
+//            where erf rounds to 1.
+//   sigmoid  e / (1 + e) or 1 / (1 + e) with e = exp(-|x|): no overflow, right tails.
+//   pow      exp2(y log2 |x|) in double (polynomials accurate to ~1e-14), rounded once to
+//            float, with every special case of C99 powf.
+// f64: exp, log, tanh, erf and pow call libm (their LLVM declarations are added to the
+// module); sigmoid is built on exp. The loop vectorizer then keeps those loops scalar.
+//
+// Integer pow (`pow` on i8/i32/i64): x^y by squaring, wrapping; y < 0 gives 0 except for
+// x = 1 (1) and x = -1 (+-1), as the reference interpreter does.
+
+#include <optional>
+#include <string_view>
+
+#include <llvm/IR/Module.h>
+
+namespace dsc::cpu {
+
+enum class MathFunction : uint8_t { Exp, Log, Tanh, Erf, Sigmoid, Pow };
+
+// "exp" -> Exp, ...; nullopt for other names.
+std::optional<MathFunction> math_function_named(std::string_view name);
+
+// The function computing `fn` on `type` (float or double): one argument, or two for Pow.
+llvm::Function* get_math_function(llvm::Module& m, MathFunction fn, llvm::Type* type);
+
+// i8/i32/i64 (x, y) -> x^y.
+llvm::Function* get_integer_pow_function(llvm::Module& m, llvm::IntegerType* type);
+
+} // namespace dsc::cpu

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""examples/bert_layer.dsc in PyTorch eager (fp32, CPU): the baseline of bench/cpu/run.py.
+
+The layer, op for op as the .dsc source writes it:
+
+    q, k, v = split(x @ w_qkv + b_qkv, 3, axis=-1)
+    qh = permute(reshape(q, [B, S, 12, 64]), [0, 2, 1, 3])          # [B, 12, S, 64]
+    kh = permute(reshape(k, [B, S, 12, 64]), [0, 2, 3, 1])          # [B, 12, 64, S]
+    vh = permute(reshape(v, [B, S, 12, 64]), [0, 2, 1, 3])
+    p  = softmax(qh @ kh * 0.125 + reshape(mask, [B, 1, 1, S]), axis=-1)
+    a  = reshape(permute(p @ vh, [0, 2, 1, 3]), [B, S, 768])
+    h  = layer_norm(x + a @ w_o + b_o, g1, e1, eps=1e-12)
+    y  = layer_norm(h + gelu(h @ w1 + b1) @ w2 + b2, g2, e2, eps=1e-12)   # erf GELU
+
+Variants (--variant):
+  eager    (default) what a PyTorch user writes, i.e. nn.Linear: the projections are
+           F.linear(x, W^T, b) (one addmm with the bias fused, W^T made contiguous once at
+           load time, untimed, as nn.Linear stores it); attention is the explicit
+           matmul / scale / mask add / F.softmax / matmul above; F.layer_norm; F.gelu (erf).
+  literal  the .dsc line by line: torch.matmul(x, W) + b with W as given ([in, out]).
+  sdpa     as eager, but attention is F.scaled_dot_product_attention with the additive mask
+           and scale=0.125 (what Hugging Face's BERT uses today).
+All three compute the same function; the timing runs under torch.inference_mode().
+
+Standalone:
+    python3 bench/cpu/bert_torch.py --shapes 1x32,1x128 --threads 2 --runs 20
+    # numerics against dsc with identical inputs:
+    python3 bench/cpu/bert_torch.py --save-inputs /tmp/bert_in --shapes 2x7
+    dscc run examples/bert_layer.dsc $(python3 bench/cpu/bert_torch.py --input-args /tmp/bert_in) \
+        --output=/tmp/bert_out
+    python3 bench/cpu/bert_torch.py --load /tmp/bert_in --compare /tmp/bert_out/output0.npy
+    # the FLOP count of sgemm_rate.py against torch's FlopCounterMode:
+    python3 bench/cpu/bert_torch.py --check-flops
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HIDDEN, HEADS, HEAD_DIM, FFN = 768, 12, 64, 3072
+
+# Parameter order and shapes of examples/bert_layer.dsc's `layer`.
+PARAMS = [
+    ("x", lambda B, S: (B, S, HIDDEN)),
+    ("mask", lambda B, S: (B, S)),
+    ("w_qkv", lambda B, S: (HIDDEN, 3 * HIDDEN)),
+    ("b_qkv", lambda B, S: (3 * HIDDEN,)),
+    ("w_o", lambda B, S: (HIDDEN, HIDDEN)),
+    ("b_o", lambda B, S: (HIDDEN,)),
+    ("g1", lambda B, S: (HIDDEN,)),
+    ("e1", lambda B, S: (HIDDEN,)),
+    ("w1", lambda B, S: (HIDDEN, FFN)),
+    ("b1", lambda B, S: (FFN,)),
+    ("w2", lambda B, S: (FFN, HIDDEN)),
+    ("b2", lambda B, S: (HIDDEN,)),
+    ("g2", lambda B, S: (HIDDEN,)),
+    ("e2", lambda B, S: (HIDDEN,)),
+]
+WEIGHTS = [name for name, _ in PARAMS if name not in ("x", "mask")]
+VARIANTS = ("eager", "literal", "sdpa")
+
+
+def random_params(B: int, S: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """float32 arrays with O(1) activations: matrices ~ N(0, 1/fan_in), gammas ~ 1, biases and
+    betas ~ 0.1 N(0, 1), x ~ N(0, 1), and BERT's additive mask (0 kept, -10000 padded; each
+    batch row keeps a random prefix of at least one key)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, shape_of in PARAMS:
+        shape = shape_of(B, S)
+        if name == "x":
+            a = rng.standard_normal(shape)
+        elif name == "mask":
+            keep = rng.integers(1, S + 1, size=B)
+            a = np.where(np.arange(S)[None, :] < keep[:, None], 0.0, -10000.0)
+        elif name.startswith("w"):
+            a = rng.standard_normal(shape) / math.sqrt(shape[0])
+        elif name.startswith("g"):
+            a = 1.0 + 0.1 * rng.standard_normal(shape)
+        else:
+            a = 0.1 * rng.standard_normal(shape)
+        out[name] = np.ascontiguousarray(a, dtype=np.float32)
+    return out
+
+
+def load_params(directory: str) -> dict[str, np.ndarray]:
+    """Every parameter from DIRECTORY/NAME.npy (float32, the .dsc shapes)."""
+    out = {}
+    for name, _ in PARAMS:
+        a = np.load(os.path.join(directory, f"{name}.npy"), allow_pickle=False)
+        if a.dtype != np.float32:
+            raise ValueError(f"{name}.npy is {a.dtype}, expected float32")
+        out[name] = a
+    B, S = out["x"].shape[:2]
+    for name, shape_of in PARAMS:
+        if out[name].shape != shape_of(B, S):
+            raise ValueError(f"{name}.npy has shape {out[name].shape}, expected {shape_of(B, S)}")
+    return out
+
+
+def save_params(directory: str, params: dict[str, np.ndarray]) -> None:
+    os.makedirs(directory, exist_ok=True)
+    for name, a in params.items():
+        np.save(os.path.join(directory, f"{name}.npy"), a, allow_pickle=False)
+
+
+def input_args(directory: str) -> list[str]:
+    """`--input NAME=DIR/NAME.npy` for every parameter, for `dscc run`."""
+    args = []
+    for name, _ in PARAMS:
+        args += ["--input", f"{name}={os.path.join(os.path.abspath(directory), name + '.npy')}"]
+    return args
+
+
+class BertLayer:
+    """The layer with its weights prepared for one variant (preparation is not timed)."""
+
+    def __init__(self, params: dict[str, np.ndarray], variant: str = "eager"):
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}")
+        self.variant = variant
+        t = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in params.items()
+             if k in WEIGHTS}
+        self.w = t
+        if variant != "literal":
+            # nn.Linear's layout: weight [out, in], contiguous.
+            self.wt = {k: t[k].t().contiguous() for k in ("w_qkv", "w_o", "w1", "w2")}
+
+    def _proj(self, x, w, b):
+        if self.variant == "literal":
+            return torch.matmul(x, self.w[w]) + self.w[b]
+        return F.linear(x, self.wt[w], self.w[b])
+
+    def __call__(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        w = self.w
+        B, S, _ = x.shape
+        q, k, v = torch.split(self._proj(x, "w_qkv", "b_qkv"), HIDDEN, dim=-1)
+        qh = q.reshape(B, S, HEADS, HEAD_DIM).permute(0, 2, 1, 3)      # [B, 12, S, 64]
+        vh = v.reshape(B, S, HEADS, HEAD_DIM).permute(0, 2, 1, 3)      # [B, 12, S, 64]
+        m = mask.reshape(B, 1, 1, S)
+        if self.variant == "sdpa":
+            kh = k.reshape(B, S, HEADS, HEAD_DIM).permute(0, 2, 1, 3)  # [B, 12, S, 64]
+            ctx = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=m, scale=0.125)
+        else:
+            kh = k.reshape(B, S, HEADS, HEAD_DIM).permute(0, 2, 3, 1)  # [B, 12, 64, S]
+            p = F.softmax(torch.matmul(qh, kh) * 0.125 + m, dim=-1)
+            ctx = torch.matmul(p, vh)
+        a = ctx.permute(0, 2, 1, 3).reshape(B, S, HIDDEN)
+        h = F.layer_norm(x + self._proj(a, "w_o", "b_o"), (HIDDEN,), w["g1"], w["e1"], eps=1e-12)
+        f = self._proj(F.gelu(self._proj(h, "w1", "b1"), approximate="none"), "w2", "b2")
+        return F.layer_norm(h + f, (HIDDEN,), w["g2"], w["e2"], eps=1e-12)
+
+
+def time_layer(layer: BertLayer, x: torch.Tensor, mask: torch.Tensor, runs: int,
+               warmup: int) -> dict:
+    """Median (and min) wall time of `runs` calls after `warmup` calls, in ms."""
+    with torch.inference_mode():
+        for _ in range(warmup):
+            layer(x, mask)
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            layer(x, mask)
+            times.append((time.perf_counter() - t0) * 1e3)
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "runs": runs,
+            "warmup": warmup}
+
+
+def bench_shape(B: int, S: int, threads: int, runs: int, warmup: int, variant: str = "eager",
+                seed: int = 0) -> dict:
+    torch.set_num_threads(threads)
+    p = random_params(B, S, seed)
+    layer = BertLayer(p, variant)
+    x, mask = torch.from_numpy(p["x"]), torch.from_numpy(p["mask"])
+    r = time_layer(layer, x, mask, runs, warmup)
+    r.update({"B": B, "S": S, "threads": torch.get_num_threads(), "variant": variant})
+    return r
+
+
+def forward_numpy(params: dict[str, np.ndarray], variant: str = "eager") -> np.ndarray:
+    layer = BertLayer(params, variant)
+    with torch.inference_mode():
+        return layer(torch.from_numpy(params["x"]), torch.from_numpy(params["mask"])).numpy()
+
+
+def compare(out: np.ndarray, ref: np.ndarray, tol: float = 1e-4) -> tuple[bool, str]:
+    """The criterion of tests/e2e/check_examples.py: |out - ref| <= tol*(rms(ref) + |ref|)."""
+    if out.shape != ref.shape:
+        return False, f"shape {out.shape} != {ref.shape}"
+    if not np.all(np.isfinite(out)):
+        return False, "non-finite values"
+    err = np.abs(out.astype(np.float64) - ref.astype(np.float64))
+    scale = float(np.sqrt(np.mean(ref.astype(np.float64) ** 2))) or 1.0
+    worst = float(np.max(err / (tol * (scale + np.abs(ref.astype(np.float64))))))
+    return worst <= 1.0, f"max|err| {float(err.max()):.2e}, rms(ref) {scale:.3g}, worst err/tol {worst:.3f}"
+
+
+def check_flops(shapes: list[tuple[int, int]]) -> bool:
+    """sgemm_rate.bert_layer_flops against torch's own count (FlopCounterMode) of every variant."""
+    from torch.utils.flop_counter import FlopCounterMode
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import sgemm_rate
+    all_ok = True
+    for B, S in shapes:
+        p = random_params(B, S)
+        ours = sgemm_rate.bert_layer_flops(B, S)
+        for variant in VARIANTS:
+            layer = BertLayer(p, variant)
+            with torch.inference_mode(), FlopCounterMode(display=False) as counter:
+                layer(torch.from_numpy(p["x"]), torch.from_numpy(p["mask"]))
+            theirs = counter.get_total_flops()
+            ok = theirs == ours
+            all_ok &= ok
+            print(f"{'ok  ' if ok else 'DIFF'} B={B} S={S} {variant}: bert_layer_flops {ours:,}, "
+                  f"FlopCounterMode {theirs:,}")
+    return all_ok
+
+
+def parse_shapes(text: str) -> list[tuple[int, int]]:
+    out = []
+    for item in text.split(","):
+        if item:
+            b, s = item.lower().split("x")
+            out.append((int(b), int(s)))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description="BERT-base layer in PyTorch eager, fp32 CPU.")
+    ap.add_argument("--shapes", default="1x32,1x128,4x64,8x128,1x384",
+                    help="comma-separated BxS (default: the benchmark's five)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(),
+                    help="torch.set_num_threads (default: os.cpu_count())")
+    ap.add_argument("--runs", type=int, default=20, help="timed runs per shape (median)")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--variant", choices=VARIANTS, default="eager")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--save-inputs", metavar="DIR",
+                    help="write x, mask and the weights at the first shape as DIR/NAME.npy "
+                         "(plus DIR/torch_output.npy) and exit")
+    ap.add_argument("--input-args", metavar="DIR",
+                    help="print the `--input NAME=DIR/NAME.npy` arguments for dscc run and exit")
+    ap.add_argument("--load", metavar="DIR", help="run on DIR/NAME.npy instead of random inputs")
+    ap.add_argument("--compare", metavar="FILE.npy",
+                    help="with --load: compare this output (e.g. dscc's output0.npy) with torch's")
+    ap.add_argument("--check-flops", action="store_true",
+                    help="check sgemm_rate.bert_layer_flops against torch's FlopCounterMode at "
+                         "--shapes and exit")
+    ns = ap.parse_args(argv)
+    torch.set_num_threads(ns.threads)
+
+    if ns.check_flops:
+        return 0 if check_flops(parse_shapes(ns.shapes)) else 1
+
+    if ns.input_args:
+        print(" ".join(input_args(ns.input_args)))
+        return 0
+    if ns.save_inputs:
+        B, S = parse_shapes(ns.shapes)[0]
+        p = random_params(B, S, ns.seed)
+        save_params(ns.save_inputs, p)
+        np.save(os.path.join(ns.save_inputs, "torch_output.npy"), forward_numpy(p, ns.variant))
+        print(f"wrote B={B} S={S} inputs and torch_output.npy to {ns.save_inputs}")
+        return 0
+    if ns.load:
+        p = load_params(ns.load)
+        y = forward_numpy(p, ns.variant)
+        B, S = p["x"].shape[:2]
+        if ns.compare:
+            other = np.load(ns.compare, allow_pickle=False)
+            ok, detail = compare(other, y)
+            print(f"{'agree' if ok else 'DISAGREE'} at B={B} S={S}: {ns.compare} vs torch "
+                  f"{ns.variant}: {detail}")
+            return 0 if ok else 1
+        x, mask = torch.from_numpy(p["x"]), torch.from_numpy(p["mask"])
+        r = time_layer(BertLayer(p, ns.variant), x, mask, ns.runs, ns.warmup)
+        print(f"B={B} S={S}: {r['median_ms']:.3f} ms median (min {r['min_ms']:.3f}) "
+              f"over {ns.runs} runs, {torch.get_num_threads()} threads, {ns.variant}")
+        return 0
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, variant {ns.variant}, "
+          f"median of {ns.runs} runs after {ns.warmup} warm-up")
+    for B, S in parse_shapes(ns.shapes):
+        r = bench_shape(B, S, ns.threads, ns.runs, ns.warmup, ns.variant, ns.seed)
+        print(f"B={B:<3d} S={S:<4d} {r['median_ms']:9.3f} ms  (min {r['min_ms']:.3f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,95 @@
+#include "ir/HostProgram.h"
+
+#include <set>
+#include <sstream>
+
+#include "symbolic/Eval.h"
+#include "symbolic/Printer.h"
+
+namespace dsc::ir {
+
+namespace {
+
+std::string dims_text(const std::vector<symbolic::Expr>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ", ";
+    out += symbolic::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+const char* storage_name(HostBuffer::Storage s) {
+  switch (s) {
+  case HostBuffer::Storage::Param: return "param";
+  case HostBuffer::Storage::Arena: return "arena";
+  case HostBuffer::Storage::Output: return "output";
+  case HostBuffer::Storage::Alias: return "alias";
+  }
+  return "?";
+}
+
+} // namespace
+
+std::vector<std::string> prim_signature_symbols(const PrimFunc& p) {
+  std::set<std::string> names;
+  auto add = [&](const std::vector<Buffer>& buffers) {
+    for (const Buffer& b : buffers)
+      for (const symbolic::Expr& d : b.shape)
+        for (const std::string& s : symbolic::free_symbols(d)) names.insert(s);
+  };
+  add(p.inputs);
+  add(p.outputs);
+  return {names.begin(), names.end()};
+}
+
+std::string to_string(const HostProgram& p) {
+  std::ostringstream os;
+  os << "host " << p.name << "(";
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    if (i) os << ", ";
+    os << p.params[i].name << ": " << dtype_name(p.params[i].dtype) << dims_text(p.params[i].shape);
+  }
+  os << ") {\n";
+  for (const HostDim& d : p.dims) {
+    os << "  dim " << p.params[d.param].name << "." << d.axis;
+    if (!d.binds.empty()) os << " binds " << d.binds << "\n";
+    else os << " == " << symbolic::to_string(d.expected) << "\n";
+  }
+  for (const HostCheck& c : p.checks) {
+    os << "  check " << symbolic::to_string(c.predicate) << "  # " << c.what;
+    if (!c.location.empty()) os << " (" << c.location << ")";
+    os << "\n";
+  }
+  os << "  arena " << symbolic::to_string(p.arena_bytes) << " bytes, peak "
+     << symbolic::to_string(p.peak_bytes) << "\n";
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const HostBuffer& b = p.buffers[i];
+    os << "  buffer %" << i << " " << b.name << ": " << dtype_name(b.dtype) << dims_text(b.shape)
+       << " " << storage_name(b.storage);
+    switch (b.storage) {
+    case HostBuffer::Storage::Param:
+    case HostBuffer::Storage::Output: os << " " << b.index; break;
+    case HostBuffer::Storage::Alias: os << " %" << b.index; break;
+    case HostBuffer::Storage::Arena: os << " +" << symbolic::to_string(b.offset); break;
+    }
+    os << "\n";
+  }
+  for (const HostStep& s : p.steps) {
+    switch (s.kind) {
+    case HostStep::Kind::Kernel: os << "  call " << s.callee; break;
+    case HostStep::Kind::Matmul: os << "  matmul"; break;
+    case HostStep::Kind::Copy: os << "  copy"; break;
+    }
+    os << "(";
+    for (size_t i = 0; i < s.buffers.size(); ++i) os << (i ? ", %" : "%") << s.buffers[i];
+    for (const symbolic::Expr& e : s.ints) os << ", " << symbolic::to_string(e);
+    os << ")\n";
+  }
+  os << "  return";
+  for (size_t i = 0; i < p.outputs.size(); ++i) os << (i ? ", %" : " %") << p.outputs[i];
+  os << "\n}\n";
+  return os.str();
+}
+
+} // namespace dsc::ir

@@ -1,0 +1,88 @@
+#pragma once
+// The host level: what `lower_host` makes of an entry `fn` once legalize, schedule and
+// plan_memory have run. It is a straight-line program over buffers and int64 symbols that
+// backends compile to one host function (runtime/HostABI.h); nothing in it is interpreted
+// at run time.
+//
+// Execution order: check every input (dtype, rank), bind symbols and check repeated or
+// constant dims (`dims`), check the `checks` (where clauses, then run-time shape facts) in
+// order, allocate the arena (`arena_bytes`) and the outputs, then run `steps` in order.
+
+#include <string>
+#include <vector>
+
+#include "ir/Module.h"
+#include "ir/Type.h"
+#include "symbolic/Expr.h"
+
+namespace dsc::ir {
+
+// One dim of one input, visited in parameter order then axis order. When `binds` is
+// non-empty the dim defines that symbol (its first appearance); otherwise the input's dim must
+// equal `expected` (evaluated with the symbols bound so far).
+struct HostDim {
+  int param = 0;
+  int axis = 0;
+  std::string binds;
+  symbolic::Expr expected; // when binds is empty
+};
+
+// A predicate over bound symbols that must hold, else the call fails with
+// "<what> violated: S = 600 (<location>)" listing `symbols` (the predicate's free symbols).
+struct HostCheck {
+  symbolic::Expr predicate;
+  std::string what;     // "where S <= 512", "matmul inner dims: K == K2"
+  std::string location; // "bert_layer.dsc:5:28", or empty
+  std::vector<std::string> symbols;
+};
+
+// A tensor the program touches.
+struct HostBuffer {
+  enum class Storage : uint8_t {
+    Param,  // input `index`
+    Arena,  // bytes [offset, offset + size) of the arena
+    Output, // output `index`, allocated by dsc_rt_output
+    Alias,  // the same memory as buffer `index` (a reshape), same byte size
+  };
+  std::string name; // the graph value it holds (for printing and errors)
+  DType dtype = DType::F32;
+  std::vector<symbolic::Expr> shape;
+  Storage storage = Storage::Arena;
+  int index = 0;                 // Param/Output: which one; Alias: the buffer id it aliases
+  symbolic::Expr offset;         // Arena: byte offset, a multiple of 64
+};
+
+struct HostStep {
+  enum class Kind : uint8_t {
+    Kernel,  // call prim `callee` on `buffers` (its inputs then outputs) and `symbols`
+    Matmul,  // dsc_rt_matmul_f32(buffers[0], buffers[1], buffers[2], ints...)
+    Copy,    // memcpy buffers[0] -> buffers[1] (same byte size)
+  };
+  Kind kind = Kind::Kernel;
+  std::string callee;                 // Kernel: the PrimFunc's name in the module
+  std::vector<int> buffers;           // HostBuffer ids
+  // Kernel: values of prim_signature_symbols(callee), in order.
+  // Matmul: batch, m, n, k, a_batch_stride, b_batch_stride, trans_b (as 0/1).
+  std::vector<symbolic::Expr> ints;
+};
+
+struct HostProgram {
+  std::string name;                 // the entry fn's name
+  std::vector<Buffer> params;       // name, dtype, declared shape (symbols bound by `dims`)
+  std::vector<HostDim> dims;
+  std::vector<HostCheck> checks;
+  std::vector<HostBuffer> buffers;  // ids are indices; every param and output has one
+  std::vector<int> outputs;         // buffer ids of the results, in return order
+  symbolic::Expr arena_bytes;       // total arena size
+  symbolic::Expr peak_bytes;        // the largest sum of live intermediates (for --stats)
+  std::vector<HostStep> steps;
+};
+
+// Readable text for `--print-after=lower_host` and golden tests.
+std::string to_string(const HostProgram& p);
+
+// The symbols a prim's kernel takes, in order: the distinct free symbols of its buffers'
+// dims (inputs and outputs), sorted by name.
+std::vector<std::string> prim_signature_symbols(const PrimFunc& p);
+
+} // namespace dsc::ir

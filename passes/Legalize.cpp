@@ -1,0 +1,207 @@
+#include "passes/Legalize.h"
+
+#include <map>
+#include <set>
+
+#include "ir/OpRegistry.h"
+#include "ir/Printer.h"
+#include "passes/legalize/Context.h"
+#include "passes/legalize/Families.h"
+#include "symbolic/Eval.h"
+
+namespace dsc::passes {
+
+namespace {
+
+namespace sym = symbolic;
+using lowering::FnContext;
+
+enum class Family : uint8_t { Elementwise, Reduce, Layout, Matmul, Conv, Creation };
+
+const std::map<std::string, Family, std::less<>>& families() {
+  static const std::map<std::string, Family, std::less<>> table = {
+#define DSC_OP(name, family) {#name, Family::family},
+#include "ir/Ops.def"
+  };
+  return table;
+}
+
+bool is_generic(const ir::Function& f) {
+  for (const ir::VarRef& p : f.params)
+    if (p->type.kind == ir::Type::Kind::Any || p->type.is_attribute()) return true;
+  return false;
+}
+
+void add_symbols(const ir::Type& t, std::set<std::string>& out) {
+  for (const sym::Expr& d : t.shape)
+    for (const std::string& s : sym::free_symbols(d))
+      out.insert(s);
+  for (const ir::Type& f : t.fields)
+    add_symbols(f, out);
+}
+
+bool is_atom(const ir::Expr& e) {
+  return e.is<ir::Var>() || e.is<ir::Literal>();
+}
+
+class FnLegalizer {
+public:
+  FnLegalizer(ir::Module& generated, std::set<std::string>& taken, const ir::Function& f,
+              PassContext& pass, const ir::Module& in)
+      : ctx_(generated, taken, f, pass), f_(f), pass_(pass), in_(in) {}
+
+  Ref<ir::Function> run() {
+    const ir::Block* body = f_.body.as<ir::Block>();
+    std::vector<ir::Binding> out;
+    for (const ir::Binding& b : body->bindings) {
+      ctx_.set_loc(b.loc.valid() ? b.loc : b.value->loc);
+      if (!supported(b)) return nullptr;
+      ir::Expr value = lower(b.value);
+      if (!value.defined()) return nullptr;
+      for (ir::Binding& inserted : ctx_.take_inserted())
+        out.push_back(std::move(inserted));
+      out.push_back(ir::Binding{b.vars, value, b.has_asserted_type, b.loc});
+    }
+    if (!flat_result(body->result)) {
+      pass_.diags.error(body->result->loc, "legalize: the result of '" + f_.name +
+                                               "' is not a var or a tuple of vars (run "
+                                               "inline_calls first)");
+      return nullptr;
+    }
+    auto* nf = new ir::Function();
+    nf->name = f_.name;
+    nf->params = f_.params;
+    nf->defaults = f_.defaults;
+    nf->ret_type = f_.ret_type;
+    nf->where = f_.where;
+    nf->facts = f_.facts;
+    nf->loc = f_.loc;
+    nf->body = ir::Block::make(std::move(out), body->result, body->loc);
+    return Ref<ir::Function>(nf);
+  }
+
+private:
+  static bool flat_result(const ir::Expr& e) {
+    if (const ir::Tuple* t = e.as<ir::Tuple>()) {
+      for (const ir::Expr& f : t->fields)
+        if (!flat_result(f)) return false;
+      return true;
+    }
+    if (const ir::GetItem* g = e.as<ir::GetItem>()) return flat_result(g->tuple);
+    return is_atom(e);
+  }
+
+  // Values whose size depends on the data, and graph-level if, are beyond the CPU backend.
+  bool supported(const ir::Binding& b) {
+    if (b.value.is<ir::If>()) {
+      ctx_.unsupported("graph-level 'if'");
+      return false;
+    }
+    std::set<std::string> symbols;
+    for (const ir::VarRef& v : b.vars)
+      add_symbols(v->type, symbols);
+    add_symbols(b.value->type, symbols);
+    for (const std::string& s : symbols) {
+      if (ctx_.param_symbols().count(s)) continue;
+      ctx_.unsupported("a value whose size depends on the data ('" + s +
+                       "' is bound at run time, not by a parameter)");
+      return false;
+    }
+    return true;
+  }
+
+  ir::Expr lower(const ir::Expr& value) {
+    const ir::Call* call = value.as<ir::Call>();
+    if (!call) return value; // vars, tuples and their fields stay
+    const ir::OpDef* op = ir::find_op(call->callee);
+    if (!op) {
+      const ir::Module::Decl* d = in_.find(call->callee);
+      if (d && (d->prim || d->ext)) return value;
+      pass_.diags.error(ctx_.loc(), "legalize: the call to '" + call->callee +
+                                        "' was not inlined (run inline_calls first)");
+      return ir::Expr();
+    }
+    std::vector<ir::Expr> operands = call->args;
+    for (const ir::KeywordArg& k : call->kwargs)
+      operands.push_back(k.value);
+    for (const ir::Expr& a : operands) {
+      bool ok = is_atom(a) || a.is<ir::ShapeExpr>() || a.is<ir::StringImm>();
+      if (const ir::ListExpr* l = a.as<ir::ListExpr>()) {
+        ok = true;
+        for (const ir::Expr& item : l->items)
+          ok = ok && (is_atom(item) || ir::literal_value(item).defined());
+      }
+      if (ok || ir::literal_value(a).defined()) continue;
+      pass_.diags.error(ctx_.loc(), "legalize: an operand of '" + call->callee +
+                                        "' is not a var or a literal (run inline_calls first)");
+      return ir::Expr();
+    }
+    if (call->callee == "reshape") {
+      if (!call->args.empty() && call->args[0].is<ir::Var>()) return value;
+      // A literal reshaped: a filled tensor.
+      ir::Expr fill = ir::Call::make(
+          "cast", {call->args[0], ir::StringImm::make(ir::dtype_name(value->type.dtype))}, {},
+          value->type, call->loc);
+      return lower(fill);
+    }
+    std::vector<ir::Type> arg_types, kwarg_types;
+    for (const ir::Expr& a : call->args)
+      arg_types.push_back(a->type);
+    for (const ir::KeywordArg& k : call->kwargs)
+      kwarg_types.push_back(k.value->type);
+    DiagnosticEngine scratch(pass_.diags.sources());
+    std::optional<ir::BoundArgs> args =
+        ir::bind_arguments(*op, *call, arg_types, kwarg_types, scratch);
+    if (!args) {
+      pass_.diags.error(ctx_.loc(), "legalize: cannot bind the arguments of '" + call->callee +
+                                        "': " + scratch.diagnostics().front().message);
+      return ir::Expr();
+    }
+    const ir::Type& type = value->type;
+    switch (families().at(call->callee)) {
+    case Family::Elementwise:
+      return lowering::lower_elementwise(*call, *args, type, ctx_);
+    case Family::Reduce:
+      return lowering::lower_reduce(*call, *args, type, ctx_);
+    case Family::Layout:
+      return lowering::lower_layout(*call, *args, type, ctx_);
+    case Family::Matmul:
+      return lowering::lower_matmul(*call, *args, type, ctx_);
+    case Family::Conv:
+      return lowering::lower_conv(*call, *args, type, ctx_);
+    case Family::Creation:
+      return lowering::lower_creation(*call, *args, type, ctx_);
+    }
+    return ir::Expr();
+  }
+
+  FnContext ctx_;
+  const ir::Function& f_;
+  PassContext& pass_;
+  const ir::Module& in_;
+};
+
+} // namespace
+
+ir::Module legalize(const ir::Module& inlined, PassContext& ctx) {
+  ir::Module out;
+  out.imports = inlined.imports;
+  std::set<std::string> taken;
+  for (const ir::Module::Decl& d : inlined.decls)
+    taken.insert(d.name());
+  for (const ir::Module::Decl& d : inlined.decls) {
+    if (!d.fn) {
+      out.decls.push_back(d);
+      continue;
+    }
+    if (is_generic(*d.fn)) continue;
+    ir::Module generated;
+    Ref<ir::Function> f = FnLegalizer(generated, taken, *d.fn, ctx, inlined).run();
+    for (const ir::Module::Decl& g : generated.decls)
+      out.decls.push_back(g);
+    out.add(f.defined() ? f : d.fn);
+  }
+  return out;
+}
+
+} // namespace dsc::passes

@@ -1,0 +1,25 @@
+#pragma once
+// legalize: every primitive op call of every fn becomes something the CPU backend runs.
+//
+// Input: the output of inline_calls (each fn one Block of let bindings whose op operands are
+// vars and literals). Output: the same fns, in which each op call is replaced by
+//   - a call to a new `prim` (destination-passing style: the op's tensor operands are its
+//     inputs, its results its outputs; literal operands and integer attributes are folded into
+//     the code), named `<fn>_<op>_<n>`, with buffer types in the fn's own symbols; the binding
+//     keeps the op's result type (a tuple for split, destructured as before);
+//   - for an f32 matmul whose operands each have the full batch or none, a call to an
+//     `extern fn <fn>_sgemm_<n>(a, b) -> result = "blas.sgemm"`;
+//   - for `reshape`, the reshape itself (the host makes it an alias, no copy).
+// Generated prims are placed before the fn that calls them. Generic fns (never called once
+// inlined) are dropped. Ops whose result size depends on the data (`nonzero`, any value typed
+// with a symbol no parameter binds) and graph-level `if` are errors: "... is not supported by
+// the CPU backend yet". The lowerings live in passes/legalize/, one file per op family.
+
+#include "ir/Module.h"
+#include "passes/PassContext.h"
+
+namespace dsc::passes {
+
+ir::Module legalize(const ir::Module& inlined, PassContext& ctx);
+
+} // namespace dsc::passes

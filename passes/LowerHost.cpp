@@ -1,0 +1,402 @@
+#include "passes/LowerHost.h"
+
+#include <map>
+#include <set>
+
+#include "ir/Printer.h"
+#include "passes/PlanMemory.h"
+#include "symbolic/Eval.h"
+#include "symbolic/Printer.h"
+#include "symbolic/Simplify.h"
+
+namespace dsc::passes {
+
+namespace {
+
+using ir::HostBuffer;
+using ir::HostStep;
+using symbolic::Expr;
+
+std::string location_text(const SourceManager& sources, SourceLoc loc) {
+  if (!loc.valid()) return "";
+  return sources.name(loc.file) + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col);
+}
+
+// A conjunction's parts, so that a failed check names the exact clause.
+void split_conjunction(const Expr& e, std::vector<Expr>& out) {
+  if (const auto* a = e.as<symbolic::And>()) {
+    split_conjunction(a->a, out);
+    split_conjunction(a->b, out);
+    return;
+  }
+  out.push_back(e);
+}
+
+Expr product(const std::vector<Expr>& dims, size_t begin, size_t end) {
+  Expr p = 1;
+  for (size_t i = begin; i < end; ++i) p = p * dims[i];
+  return symbolic::simplify(p);
+}
+
+Expr byte_size(const HostBuffer& b) {
+  return symbolic::simplify(product(b.shape, 0, b.shape.size()) * (ir::dtype_bits(b.dtype) / 8));
+}
+
+class Lowering {
+public:
+  Lowering(const ir::Module& m, const ir::Function& fn, PassContext& ctx)
+      : m_(m), fn_(fn), ctx_(ctx), sources_(ctx.diags.sources()) {}
+
+  std::optional<ir::HostProgram> run(std::string* plan_text) {
+    p_.name = fn_.name;
+    if (!bind_params() || !add_checks()) return std::nullopt;
+    const auto* body = fn_.body.as<ir::Block>();
+    if (!body) return fail(fn_.loc, "the body of '" + fn_.name + "' is not a block");
+    for (const ir::Binding& b : body->bindings)
+      if (!lower_binding(b)) return std::nullopt;
+    if (!lower_result(body->result)) return std::nullopt;
+    place_intermediates(plan_text);
+    return std::move(p_);
+  }
+
+private:
+  std::nullopt_t fail(SourceLoc loc, std::string message) {
+    ctx_.diags.error(loc, "cannot compile for the CPU: " + std::move(message));
+    return std::nullopt;
+  }
+
+  int add_buffer(HostBuffer b) {
+    p_.buffers.push_back(std::move(b));
+    last_use_.push_back(-1);
+    first_def_.push_back(-1);
+    return static_cast<int>(p_.buffers.size()) - 1;
+  }
+
+  int root(int id) const {
+    while (p_.buffers[id].storage == HostBuffer::Storage::Alias) id = p_.buffers[id].index;
+    return id;
+  }
+
+  void use(int id) {
+    int r = root(id);
+    last_use_[r] = std::max(last_use_[r], static_cast<int>(p_.steps.size()));
+  }
+
+  bool bind_params() {
+    std::set<std::string> bound;
+    for (size_t i = 0; i < fn_.params.size(); ++i) {
+      const ir::Var& v = *fn_.params[i];
+      if (!v.type.is_tensor()) {
+        fail(v.loc, "parameter '" + v.name + "' of the entry function is " + ir::to_string(v.type) +
+                        "; an entry function takes tensors only");
+        return false;
+      }
+      p_.params.push_back(ir::Buffer{v.name, v.type.dtype, v.type.shape, v.loc});
+      HostBuffer b;
+      b.name = v.name;
+      b.dtype = v.type.dtype;
+      b.shape = v.type.shape;
+      b.storage = HostBuffer::Storage::Param;
+      b.index = static_cast<int>(i);
+      values_[v.name] = {add_buffer(std::move(b))};
+      for (size_t axis = 0; axis < v.type.shape.size(); ++axis) {
+        const Expr& d = v.type.shape[axis];
+        ir::HostDim dim;
+        dim.param = static_cast<int>(i);
+        dim.axis = static_cast<int>(axis);
+        const auto* s = d.as<symbolic::Sym>();
+        if (s && !bound.count(s->name)) {
+          dim.binds = s->name;
+          bound.insert(s->name);
+        } else {
+          for (const std::string& name : symbolic::free_symbols(d)) {
+            if (bound.count(name)) continue;
+            fail(v.loc, "dim " + std::to_string(axis) + " of '" + v.name + "' is " +
+                            symbolic::to_string(d) + ", and '" + name +
+                            "' is not bound by an earlier plain dim");
+            return false;
+          }
+          dim.expected = d;
+        }
+        p_.dims.push_back(std::move(dim));
+      }
+    }
+    bound_ = std::move(bound);
+    return true;
+  }
+
+  bool add_check(const Expr& predicate, std::string what, SourceLoc loc) {
+    std::set<std::string> names = symbolic::free_symbols(predicate);
+    for (const std::string& n : names)
+      if (!bound_.count(n)) {
+        fail(loc, what + " uses '" + n + "', which no parameter's shape binds");
+        return false;
+      }
+    facts_.add(predicate);
+    p_.checks.push_back(ir::HostCheck{predicate, std::move(what), location_text(sources_, loc),
+                                      {names.begin(), names.end()}});
+    return true;
+  }
+
+  bool add_checks() {
+    for (const ir::WhereClause& w : fn_.where) {
+      std::vector<Expr> parts;
+      split_conjunction(w.predicate, parts);
+      for (const Expr& part : parts)
+        if (!add_check(part, "where " + symbolic::to_string(part), w.loc)) return false;
+    }
+    for (const ir::ShapeFact& f : fn_.facts) {
+      if (f.status != ir::ShapeFact::Status::RuntimeCheck) continue;
+      std::string what = f.what.empty() ? "shape fact" : f.what;
+      if (!add_check(f.predicate, what + ": " + symbolic::to_string(f.predicate), f.loc)) return false;
+    }
+    return true;
+  }
+
+  // The buffers holding a value: one for a tensor, one per field for a tuple.
+  std::optional<std::vector<int>> buffers_of(const ir::Expr& e) {
+    if (const auto* v = e.as<ir::Var>()) {
+      auto it = values_.find(v->name);
+      if (it != values_.end()) return it->second;
+      fail(e->loc, "'" + v->name + "' has no value here");
+      return std::nullopt;
+    }
+    if (const auto* t = e.as<ir::Tuple>()) {
+      std::vector<int> all;
+      for (const ir::Expr& f : t->fields) {
+        auto ids = buffers_of(f);
+        if (!ids) return std::nullopt;
+        all.insert(all.end(), ids->begin(), ids->end());
+      }
+      return all;
+    }
+    if (const auto* g = e.as<ir::GetItem>()) {
+      auto ids = buffers_of(g->tuple);
+      if (!ids) return std::nullopt;
+      if (g->index < 0 || static_cast<size_t>(g->index) >= ids->size()) {
+        fail(e->loc, "tuple index out of range");
+        return std::nullopt;
+      }
+      return std::vector<int>{(*ids)[g->index]};
+    }
+    fail(e->loc, "'" + ir::to_string(e) + "' is not a value the host program can hold");
+    return std::nullopt;
+  }
+
+  std::vector<int> new_results(const ir::Type& t, const std::string& name) {
+    std::vector<ir::Type> fields = t.is_tuple() ? t.fields : std::vector<ir::Type>{t};
+    std::vector<int> ids;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      HostBuffer b;
+      b.name = fields.size() == 1 ? name : name + "." + std::to_string(i);
+      b.dtype = fields[i].dtype;
+      b.shape = fields[i].shape;
+      b.storage = HostBuffer::Storage::Arena;
+      int id = add_buffer(std::move(b));
+      first_def_[id] = static_cast<int>(p_.steps.size());
+      last_use_[id] = first_def_[id];
+      ids.push_back(id);
+    }
+    return ids;
+  }
+
+  bool lower_binding(const ir::Binding& b) {
+    std::string name;
+    for (const ir::VarRef& v : b.vars) name += (name.empty() ? "" : ",") + v->name;
+    std::optional<std::vector<int>> ids;
+    if (const auto* call = b.value.as<ir::Call>()) ids = lower_call(*call, b.value->type, name);
+    else ids = buffers_of(b.value);
+    if (!ids) return false;
+    if (b.vars.size() == 1 && ids->size() != 1) {
+      values_[b.vars[0]->name] = *ids;
+      return true;
+    }
+    if (b.vars.size() != ids->size()) {
+      fail(b.loc, "the binding of " + name + " destructures " + std::to_string(ids->size()) +
+                      " values into " + std::to_string(b.vars.size()));
+      return false;
+    }
+    for (size_t i = 0; i < b.vars.size(); ++i) values_[b.vars[i]->name] = {(*ids)[i]};
+    return true;
+  }
+
+  std::optional<std::vector<int>> lower_call(const ir::Call& call, const ir::Type& type,
+                                             const std::string& name) {
+    std::vector<int> args;
+    for (const ir::Expr& a : call.args) {
+      if (call.callee == "reshape" && !args.empty()) break; // the target shape is in the type
+      auto ids = buffers_of(a);
+      if (!ids || ids->size() != 1) {
+        if (ids) fail(a->loc, "a tuple is passed where a tensor is expected");
+        return std::nullopt;
+      }
+      args.push_back((*ids)[0]);
+    }
+    if (call.callee == "reshape") {
+      if (!type.is_tensor() || args.size() != 1) return fail(call.loc, "malformed reshape");
+      HostBuffer b;
+      b.name = name;
+      b.dtype = type.dtype;
+      b.shape = type.shape;
+      b.storage = HostBuffer::Storage::Alias;
+      b.index = args[0];
+      return std::vector<int>{add_buffer(std::move(b))};
+    }
+    if (Ref<ir::PrimFunc> prim = m_.prim(call.callee)) return lower_kernel(call, *prim, args, type, name);
+    if (Ref<ir::ExternFunc> ext = m_.ext(call.callee)) {
+      if (ext->symbol == "blas.sgemm") return lower_matmul(call, args, type, name);
+      return fail(call.loc, "no CPU implementation of extern symbol \"" + ext->symbol + "\"");
+    }
+    return fail(call.loc, "'" + call.callee + "' was not legalized (is it a primitive op the CPU "
+                                              "backend does not support yet?)");
+  }
+
+  std::optional<std::vector<int>> lower_kernel(const ir::Call& call, const ir::PrimFunc& prim,
+                                               const std::vector<int>& args, const ir::Type& type,
+                                               const std::string& name) {
+    if (args.size() != prim.inputs.size())
+      return fail(call.loc, "'" + prim.name + "' takes " + std::to_string(prim.inputs.size()) +
+                                " inputs; " + std::to_string(args.size()) + " given");
+    std::vector<int> outs = new_results(type, name);
+    if (outs.size() != prim.outputs.size())
+      return fail(call.loc, "'" + prim.name + "' has " + std::to_string(prim.outputs.size()) +
+                                " outputs; the call's type has " + std::to_string(outs.size()));
+    // The prim's symbols, from the first plain appearance of each in its buffers.
+    std::map<std::string, Expr> subst;
+    auto match = [&](const ir::Buffer& formal, int actual) {
+      const HostBuffer& b = p_.buffers[actual];
+      for (size_t i = 0; i < formal.shape.size() && i < b.shape.size(); ++i)
+        if (const auto* s = formal.shape[i].as<symbolic::Sym>()) subst.emplace(s->name, b.shape[i]);
+    };
+    for (size_t i = 0; i < args.size(); ++i) match(prim.inputs[i], args[i]);
+    for (size_t i = 0; i < outs.size(); ++i) match(prim.outputs[i], outs[i]);
+    HostStep step;
+    step.kind = HostStep::Kind::Kernel;
+    step.callee = prim.name;
+    for (const std::string& s : ir::prim_signature_symbols(prim)) {
+      auto it = subst.find(s);
+      // Prims made by legalize name the function's own symbols.
+      if (it == subst.end() && bound_.count(s)) it = subst.emplace(s, symbolic::sym(s)).first;
+      if (it == subst.end())
+        return fail(call.loc, "symbol '" + s + "' of prim '" + prim.name +
+                                  "' is neither a plain dim of its buffers nor a symbol of '" +
+                                  fn_.name + "'");
+      step.ints.push_back(it->second);
+    }
+    for (int a : args) use(a);
+    step.buffers = args;
+    step.buffers.insert(step.buffers.end(), outs.begin(), outs.end());
+    p_.steps.push_back(std::move(step));
+    return outs;
+  }
+
+  std::optional<std::vector<int>> lower_matmul(const ir::Call& call, const std::vector<int>& args,
+                                               const ir::Type& type, const std::string& name) {
+    if (args.size() != 2 || !type.is_tensor()) return fail(call.loc, "malformed matmul");
+    const std::vector<Expr>& a = p_.buffers[args[0]].shape;
+    const std::vector<Expr>& bs = p_.buffers[args[1]].shape;
+    if (a.size() < 2 || bs.size() < 2) return fail(call.loc, "BLAS matmul needs rank >= 2 operands");
+    Expr k = a[a.size() - 1], n = bs[bs.size() - 1];
+    Expr batch, m, a_stride, b_stride;
+    if (bs.size() == 2) { // fold every leading dim of a into m
+      batch = 1;
+      m = product(a, 0, a.size() - 1);
+      a_stride = 0;
+      b_stride = 0;
+    } else if (a.size() == 2) {
+      batch = product(bs, 0, bs.size() - 2);
+      m = a[0];
+      a_stride = 0;
+      b_stride = symbolic::simplify(k * n);
+    } else if (a.size() == bs.size()) {
+      batch = product(a, 0, a.size() - 2);
+      m = a[a.size() - 2];
+      a_stride = symbolic::simplify(m * k);
+      b_stride = symbolic::simplify(k * n);
+    } else {
+      return fail(call.loc, "BLAS matmul with batch dims of different ranks");
+    }
+    std::vector<int> outs = new_results(type, name);
+    use(args[0]);
+    use(args[1]);
+    HostStep step;
+    step.kind = HostStep::Kind::Matmul;
+    step.buffers = {args[0], args[1], outs[0]};
+    step.ints = {batch, m, n, k, a_stride, b_stride, 0};
+    p_.steps.push_back(std::move(step));
+    return outs;
+  }
+
+  bool lower_result(const ir::Expr& result) {
+    auto ids = buffers_of(result);
+    if (!ids) return false;
+    std::set<int> taken;
+    for (size_t i = 0; i < ids->size(); ++i) {
+      int id = (*ids)[i];
+      HostBuffer& b = p_.buffers[id];
+      if (b.storage == HostBuffer::Storage::Arena && !taken.count(id)) {
+        b.storage = HostBuffer::Storage::Output;
+        b.index = static_cast<int>(i);
+        taken.insert(id);
+        p_.outputs.push_back(id);
+        continue;
+      }
+      HostBuffer out;
+      out.name = "output" + std::to_string(i);
+      out.dtype = b.dtype;
+      out.shape = b.shape;
+      out.storage = HostBuffer::Storage::Output;
+      out.index = static_cast<int>(i);
+      int out_id = add_buffer(std::move(out));
+      use(id);
+      HostStep copy;
+      copy.kind = HostStep::Kind::Copy;
+      copy.buffers = {id, out_id};
+      p_.steps.push_back(std::move(copy));
+      p_.outputs.push_back(out_id);
+    }
+    return true;
+  }
+
+  void place_intermediates(std::string* plan_text) {
+    std::vector<int> ids;
+    std::vector<BufferLifetime> lifetimes;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < p_.buffers.size(); ++i) {
+      const HostBuffer& b = p_.buffers[i];
+      if (b.storage != HostBuffer::Storage::Arena) continue;
+      ids.push_back(static_cast<int>(i));
+      lifetimes.push_back({byte_size(b), first_def_[i], std::max(first_def_[i], last_use_[i])});
+      names.push_back(b.name);
+    }
+    MemoryPlan plan = plan_memory(lifetimes, facts_, ctx_);
+    for (size_t j = 0; j < ids.size(); ++j) p_.buffers[ids[j]].offset = plan.offsets[j];
+    p_.arena_bytes = plan.arena_bytes;
+    p_.peak_bytes = plan.peak_bytes;
+    if (plan_text) *plan_text = to_string(plan, names);
+  }
+
+  const ir::Module& m_;
+  const ir::Function& fn_;
+  PassContext& ctx_;
+  const SourceManager& sources_;
+  ir::HostProgram p_;
+  std::set<std::string> bound_;
+  symbolic::Facts facts_;
+  std::map<std::string, std::vector<int>> values_;
+  std::vector<int> last_use_, first_def_;
+};
+
+} // namespace
+
+std::optional<ir::HostProgram> lower_host(const ir::Module& scheduled, const std::string& entry,
+                                          PassContext& ctx, std::string* plan_text) {
+  Ref<ir::Function> fn = scheduled.function(entry);
+  if (!fn) {
+    ctx.diags.error(SourceLoc{}, "no function '" + entry + "' to compile");
+    return std::nullopt;
+  }
+  return Lowering(scheduled, *fn, ctx).run(plan_text);
+}
+
+} // namespace dsc::passes

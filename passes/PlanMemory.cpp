@@ -1,0 +1,98 @@
+#include "passes/PlanMemory.h"
+
+#include <sstream>
+
+#include "symbolic/Printer.h"
+#include "symbolic/Simplify.h"
+
+namespace dsc::passes {
+
+namespace {
+
+using symbolic::Expr;
+
+bool proved(const Expr& predicate, const symbolic::Facts& facts, PassContext& ctx) {
+  return ctx.prover.prove(predicate, facts).verdict == symbolic::Verdict::Proved;
+}
+
+// The size rounded up to the arena's 64-byte alignment; sizes already known to be multiples of
+// 64 stay as they are, which keeps them comparable by the prover.
+Expr aligned(const Expr& bytes, const symbolic::Facts& facts, PassContext& ctx) {
+  Expr c64 = symbolic::Expr(64);
+  if (proved(symbolic::eq(symbolic::floormod(bytes, c64), symbolic::Expr(0)), facts, ctx))
+    return symbolic::simplify(bytes, facts);
+  return symbolic::simplify(symbolic::floordiv(bytes + symbolic::Expr(63), c64) * c64, facts);
+}
+
+} // namespace
+
+MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, const symbolic::Facts& facts,
+                       PassContext& ctx) {
+  MemoryPlan plan;
+  std::vector<int> block_free_after; // the last step of the block's latest tenant
+  plan.block_of.assign(buffers.size(), -1);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const BufferLifetime& b = buffers[i];
+    Expr bytes = aligned(b.bytes, facts, ctx);
+    // A free block that provably holds the buffer; else a free block that is provably no
+    // larger, which grows to the buffer's size (offsets are laid out after all placements).
+    int chosen = -1;
+    for (size_t k = 0; k < plan.block_bytes.size() && chosen < 0; ++k) {
+      if (block_free_after[k] >= b.first) continue;
+      if (proved(symbolic::le(bytes, plan.block_bytes[k]), facts, ctx)) chosen = static_cast<int>(k);
+    }
+    for (size_t k = 0; k < plan.block_bytes.size() && chosen < 0; ++k) {
+      if (block_free_after[k] >= b.first) continue;
+      if (proved(symbolic::le(plan.block_bytes[k], bytes), facts, ctx)) {
+        chosen = static_cast<int>(k);
+        plan.block_bytes[k] = bytes;
+      }
+    }
+    if (chosen < 0) {
+      chosen = static_cast<int>(plan.block_bytes.size());
+      plan.block_bytes.push_back(bytes);
+      block_free_after.push_back(b.last);
+    } else {
+      ++plan.reused;
+      block_free_after[chosen] = std::max(block_free_after[chosen], b.last);
+    }
+    plan.block_of[i] = chosen;
+  }
+
+  std::vector<Expr> block_offset;
+  Expr total = symbolic::Expr(0);
+  for (const Expr& size : plan.block_bytes) {
+    block_offset.push_back(total);
+    total = symbolic::simplify(total + size, facts);
+  }
+  plan.arena_bytes = total;
+  for (size_t i = 0; i < buffers.size(); ++i) plan.offsets.push_back(block_offset[plan.block_of[i]]);
+
+  // Peak: the largest sum of live bytes over the steps where a buffer starts (the sum only
+  // grows at a definition).
+  Expr peak = symbolic::Expr(0);
+  for (const BufferLifetime& at : buffers) {
+    Expr live = symbolic::Expr(0);
+    for (const BufferLifetime& b : buffers)
+      if (b.first <= at.first && at.first <= b.last) live = live + aligned(b.bytes, facts, ctx);
+    peak = symbolic::max(peak, live);
+  }
+  plan.peak_bytes = symbolic::simplify(peak, facts);
+  return plan;
+}
+
+std::string to_string(const MemoryPlan& plan, const std::vector<std::string>& names) {
+  std::ostringstream os;
+  os << "arena " << symbolic::to_string(plan.arena_bytes) << " bytes in "
+     << plan.block_bytes.size() << " blocks (" << plan.reused << " reuses), peak live "
+     << symbolic::to_string(plan.peak_bytes) << "\n";
+  for (size_t k = 0; k < plan.block_bytes.size(); ++k) {
+    os << "  block " << k << ": " << symbolic::to_string(plan.block_bytes[k]) << " bytes:";
+    for (size_t i = 0; i < plan.block_of.size(); ++i)
+      if (plan.block_of[i] == static_cast<int>(k)) os << " " << (i < names.size() ? names[i] : "?");
+    os << "\n";
+  }
+  return os.str();
+}
+
+} // namespace dsc::passes

@@ -1,0 +1,205 @@
+#include "passes/legalize/Context.h"
+
+#include "ir/Printer.h"
+#include "symbolic/Eval.h"
+#include "symbolic/Printer.h"
+#include "symbolic/Simplify.h"
+
+namespace dsc::passes::lowering {
+
+namespace sym = symbolic;
+
+namespace {
+
+void add_symbols(const sym::Expr& e, std::set<std::string>& out) {
+  if (!e.defined()) return;
+  for (const std::string& s : sym::free_symbols(e))
+    out.insert(s);
+}
+
+void add_symbols(const ir::Type& t, std::set<std::string>& out) {
+  for (const sym::Expr& d : t.shape)
+    add_symbols(d, out);
+  for (const ir::Type& f : t.fields)
+    add_symbols(f, out);
+}
+
+// Every symbol and every var name of a graph expression.
+void collect(const ir::Expr& e, std::set<std::string>& symbols, std::set<std::string>& names) {
+  if (!e.defined()) return;
+  add_symbols(e->type, symbols);
+  switch (e.kind()) {
+  case ir::NodeKind::Var:
+    names.insert(e.as<ir::Var>()->name);
+    return;
+  case ir::NodeKind::ShapeExpr:
+    for (const sym::Expr& d : e.as<ir::ShapeExpr>()->dims)
+      add_symbols(d, symbols);
+    return;
+  case ir::NodeKind::ListExpr:
+    for (const ir::Expr& i : e.as<ir::ListExpr>()->items)
+      collect(i, symbols, names);
+    return;
+  case ir::NodeKind::Call: {
+    const ir::Call* c = e.as<ir::Call>();
+    for (const ir::Expr& a : c->args)
+      collect(a, symbols, names);
+    for (const ir::KeywordArg& k : c->kwargs)
+      collect(k.value, symbols, names);
+    return;
+  }
+  case ir::NodeKind::Tuple:
+    for (const ir::Expr& f : e.as<ir::Tuple>()->fields)
+      collect(f, symbols, names);
+    return;
+  case ir::NodeKind::GetItem:
+    collect(e.as<ir::GetItem>()->tuple, symbols, names);
+    return;
+  case ir::NodeKind::If: {
+    const ir::If* i = e.as<ir::If>();
+    collect(i->cond, symbols, names);
+    collect(i->then_branch, symbols, names);
+    collect(i->else_branch, symbols, names);
+    return;
+  }
+  case ir::NodeKind::Block: {
+    const ir::Block* b = e.as<ir::Block>();
+    for (const ir::Binding& bind : b->bindings) {
+      for (const ir::VarRef& v : bind.vars) {
+        names.insert(v->name);
+        add_symbols(v->type, symbols);
+      }
+      collect(bind.value, symbols, names);
+    }
+    collect(b->result, symbols, names);
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+} // namespace
+
+FnContext::FnContext(ir::Module& out, std::set<std::string>& taken, const ir::Function& fn,
+                     PassContext& pass)
+    : out_(out), taken_(taken), fn_(fn), pass_(pass), loc_(fn.loc) {
+  for (const ir::VarRef& p : fn.params) {
+    var_names_.insert(p->name);
+    add_symbols(p->type, param_symbols_);
+    if (!p->type.is_tensor()) continue;
+    for (const sym::Expr& d : p->type.shape)
+      if (!d.is<sym::Sym>() && !d.is<sym::Const>()) facts_.add(sym::le(sym::Expr(0), d));
+  }
+  symbols_ = param_symbols_;
+  for (const ir::WhereClause& w : fn.where) {
+    add_symbols(w.predicate, symbols_);
+    facts_.add(w.predicate);
+  }
+  for (const ir::ShapeFact& f : fn.facts) {
+    add_symbols(f.predicate, symbols_);
+    if (f.status != ir::ShapeFact::Status::Unchecked) facts_.add(f.predicate);
+  }
+  add_symbols(fn.ret_type, symbols_);
+  collect(fn.body, symbols_, var_names_);
+}
+
+Diagnostic& FnContext::unsupported(const std::string& what) {
+  return pass_.diags.error(loc_, what + " is not supported by the CPU backend yet");
+}
+
+bool FnContext::proved(const sym::Expr& predicate) {
+  sym::Expr p = sym::simplify(predicate);
+  if (const sym::BoolConst* b = p.as<sym::BoolConst>()) return b->value;
+  return pass_.prover.prove(p, facts_).verdict == sym::Verdict::Proved;
+}
+
+bool FnContext::is_one(const sym::Expr& dim) {
+  sym::Expr d = sym::simplify(dim);
+  if (const sym::Const* c = d.as<sym::Const>()) return c->value == 1;
+  return proved(sym::eq(d, sym::Expr(1)));
+}
+
+bool FnContext::equal(const sym::Expr& a, const sym::Expr& b) {
+  if (sym::simplify(a).same_as(sym::simplify(b))) return true;
+  return proved(sym::eq(a, b));
+}
+
+std::string FnContext::new_decl_name(std::string_view op) {
+  std::string stem = fn_.name + "_" + std::string(op) + "_";
+  for (;;) {
+    std::string name = stem + std::to_string(decl_counters_[stem]++);
+    if (taken_.insert(name).second) return name;
+  }
+}
+
+void FnContext::add_prim(Ref<ir::PrimFunc> prim) {
+  out_.add(std::move(prim));
+}
+
+std::string FnContext::sgemm(const ir::Type& a, const ir::Type& b, const ir::Type& result) {
+  std::string key = ir::to_string(a) + "," + ir::to_string(b) + "->" + ir::to_string(result);
+  auto it = externs_.find(key);
+  if (it != externs_.end()) return it->second;
+  auto* e = new ir::ExternFunc();
+  e->name = new_decl_name("sgemm");
+  e->params = {ir::Var::make("a", a), ir::Var::make("b", b)};
+  e->ret_type = result;
+  e->symbol = "blas.sgemm";
+  e->loc = fn_.loc;
+  out_.add(Ref<ir::ExternFunc>(e));
+  externs_[key] = e->name;
+  return e->name;
+}
+
+std::string FnContext::fresh_var_name(std::string_view hint) {
+  std::string base(hint);
+  if (!var_names_.count(base) && !symbols_.count(base) && !taken_.count(base)) {
+    var_names_.insert(base);
+    return base;
+  }
+  for (int n = 1;; ++n) {
+    std::string name = base + "_" + std::to_string(n);
+    if (var_names_.count(name) || symbols_.count(name) || taken_.count(name)) continue;
+    var_names_.insert(name);
+    return name;
+  }
+}
+
+ir::Expr FnContext::insert_binding(std::string_view hint, ir::Expr value, const ir::Type& type) {
+  ir::VarRef v = ir::Var::make(fresh_var_name(hint), type, loc_);
+  inserted_.push_back(ir::Binding{{v}, std::move(value), false, loc_});
+  return ir::Expr(v);
+}
+
+std::vector<ir::Binding> FnContext::take_inserted() {
+  std::vector<ir::Binding> out;
+  out.swap(inserted_);
+  return out;
+}
+
+ir::Expr FnContext::symbol_carrier(const std::set<std::string>& names) {
+  auto it = carriers_.find(names);
+  if (it != carriers_.end()) return it->second;
+  std::vector<sym::Expr> shape = {sym::Expr(0)};
+  std::string hint = "symbols";
+  for (const std::string& n : names) {
+    shape.push_back(sym::sym(n));
+    hint += "_" + n;
+  }
+  auto* p = new ir::PrimFunc();
+  p->name = new_decl_name("symbols");
+  p->outputs.push_back(ir::Buffer{"out", ir::DType::I8, shape, fn_.loc});
+  for (const std::string& n : names) // `out` must not be one of the symbols' names
+    if (n == "out") p->outputs[0].name = "carrier";
+  p->body = ir::Seq::make({});
+  p->loc = fn_.loc;
+  add_prim(Ref<ir::PrimFunc>(p));
+  ir::Type t = ir::Type::tensor(ir::DType::I8, shape);
+  ir::Expr call = ir::Call::make(p->name, {}, {}, t, loc_);
+  ir::Expr v = insert_binding(hint, call, t);
+  carriers_[names] = v;
+  return v;
+}
+
+} // namespace dsc::passes::lowering

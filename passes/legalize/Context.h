@@ -1,0 +1,80 @@
+#pragma once
+// What the lowerings of one fn share: the module being built (new prims and externs are added
+// to it), the fn's shape facts (to decide broadcasting and BLAS eligibility), fresh names for
+// declarations and bindings, and bindings to insert before the one being lowered.
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/Module.h"
+#include "passes/PassContext.h"
+#include "symbolic/Facts.h"
+
+namespace dsc::passes::lowering {
+
+class FnContext {
+public:
+  // `taken` holds every declaration name of the module being built; new ones are added to it.
+  FnContext(ir::Module& out, std::set<std::string>& taken, const ir::Function& fn,
+            PassContext& pass);
+
+  const ir::Function& fn() const { return fn_; }
+  PassContext& pass() { return pass_; }
+
+  // The binding being lowered: where diagnostics point.
+  void set_loc(SourceLoc loc) { loc_ = loc; }
+  SourceLoc loc() const { return loc_; }
+  // "<what> is not supported by the CPU backend yet", at the current binding.
+  Diagnostic& unsupported(const std::string& what);
+
+  // Proved under the fn's facts: its where clauses, parameter dims >= 0, and every shape fact
+  // (run-time checks included: the host checks them before any kernel runs).
+  bool proved(const symbolic::Expr& predicate);
+  // A dim that is (proved) 1.
+  bool is_one(const symbolic::Expr& dim);
+  // Two dims that are (proved) equal.
+  bool equal(const symbolic::Expr& a, const symbolic::Expr& b);
+
+  // Every symbol the fn mentions; prims never use these names for anything else.
+  const std::set<std::string>& symbols() const { return symbols_; }
+  // The symbols the fn's parameters bind; any other symbol in a value's type is data-dependent.
+  const std::set<std::string>& param_symbols() const { return param_symbols_; }
+
+  // A new declaration name `<fn>_<op>_<n>`.
+  std::string new_decl_name(std::string_view op);
+  void add_prim(Ref<ir::PrimFunc> prim);
+  // The extern bound to "blas.sgemm" with this signature (added on first use); its name.
+  std::string sgemm(const ir::Type& a, const ir::Type& b, const ir::Type& result);
+
+  // Inserts `let NAME = value` before the binding being lowered; returns the var.
+  ir::Expr insert_binding(std::string_view hint, ir::Expr value, const ir::Type& type);
+  std::vector<ir::Binding> take_inserted();
+
+  // A value of type i8[0, S, T, ...] over `names` (sorted), made once per set by a prim with no
+  // inputs: a prim that uses symbols none of its buffers has as a plain dim takes it as an
+  // extra input, so that they are bound on entry (the host binds a prim's symbols from the
+  // plain dims of the buffers it passes). Zero bytes.
+  ir::Expr symbol_carrier(const std::set<std::string>& names);
+
+private:
+  std::string fresh_var_name(std::string_view hint);
+
+  ir::Module& out_;
+  std::set<std::string>& taken_;
+  const ir::Function& fn_;
+  PassContext& pass_;
+  SourceLoc loc_;
+  symbolic::Facts facts_;
+  std::set<std::string> symbols_;
+  std::set<std::string> param_symbols_;
+  std::set<std::string> var_names_;
+  std::map<std::string, int> decl_counters_;
+  std::map<std::string, std::string> externs_; // signature text -> extern name
+  std::map<std::set<std::string>, ir::Expr> carriers_;
+  std::vector<ir::Binding> inserted_;
+};
+
+} // namespace dsc::passes::lowering

@@ -1,0 +1,132 @@
+// Elementwise ops: one loop nest over the result, each operand read through NumPy
+// broadcasting (a dim proved 1 reads index 0). Operands are rounded to their shared dtype and
+// computed in its compute dtype (f32 for f16/bf16); the result is rounded once on store.
+// Semantics follow the reference interpreter. Where the prim level already has them, the
+// scalar op is used as it is: integer `/` is floor division with x / 0 == 0 and x / -1 == -x
+// (wrapping), integer pow wraps and gives 0 for negative exponents but for bases 1 and -1,
+// integer abs and neg wrap. Float maximum/minimum are written out so that they also pick the
+// interpreter's zero: NaN if either is NaN, else (a < b ? b : a) and (b < a ? b : a).
+
+#include "passes/legalize/Families.h"
+#include "passes/legalize/LoopBuilder.h"
+
+namespace dsc::passes::lowering {
+
+namespace {
+
+using ir::BinaryOp;
+using ir::DType;
+using ir::PrimExpr;
+using ir::Stmt;
+
+// The value of one element, after the statements that compute it.
+struct Element {
+  std::vector<Stmt> pre;
+  PrimExpr value;
+};
+
+bool is_comparison_op(const std::string& op) {
+  return op == "eq" || op == "ne" || op == "lt" || op == "le" || op == "gt" || op == "ge";
+}
+
+BinaryOp binary_op(const std::string& op) {
+  if (op == "add") return BinaryOp::Add;
+  if (op == "sub") return BinaryOp::Sub;
+  if (op == "mul") return BinaryOp::Mul;
+  if (op == "div") return BinaryOp::Div;
+  if (op == "eq") return BinaryOp::EQ;
+  if (op == "ne") return BinaryOp::NE;
+  if (op == "lt") return BinaryOp::LT;
+  if (op == "le") return BinaryOp::LE;
+  if (op == "gt") return BinaryOp::GT;
+  if (op == "ge") return BinaryOp::GE;
+  if (op == "logical_and") return BinaryOp::And;
+  return BinaryOp::Or; // logical_or
+}
+
+Element binary_element(PrimBuilder& pb, const std::string& op, PrimExpr a, PrimExpr b) {
+  Element out;
+  DType d = a->dtype;
+  if (op == "maximum" || op == "minimum") {
+    if (!ir::is_float(d)) {
+      out.value = binary(op == "maximum" ? BinaryOp::Max : BinaryOp::Min, a, b);
+      return out;
+    }
+    // NaN-propagating; otherwise std::max(a, b) == (a < b ? b : a) and std::min(a, b) ==
+    // (b < a ? b : a), which also fixes which zero wins.
+    PrimExpr ar, br;
+    out.pre.push_back(pb.let("a_value", a, &ar));
+    out.pre.push_back(pb.let("b_value", b, &br));
+    PrimExpr pick_b = op == "maximum" ? binary(BinaryOp::LT, ar, br) : binary(BinaryOp::LT, br, ar);
+    out.value = select(is_nan(br), br, select(pick_b, br, ar));
+    return out;
+  }
+  if (op == "pow") {
+    out.value = intrinsic("pow", {a, b});
+    return out;
+  }
+  out.value = binary(binary_op(op), a, b);
+  return out;
+}
+
+PrimExpr unary_element(const std::string& op, PrimExpr x) {
+  if (op == "logical_not") return logical_not(x);
+  return intrinsic(op, {x}); // neg abs exp log tanh erf sqrt rsqrt sigmoid
+}
+
+Stmt seq(std::vector<Stmt> pre, Stmt last) {
+  if (pre.empty()) return last;
+  pre.push_back(std::move(last));
+  return ir::Seq::make(std::move(pre));
+}
+
+} // namespace
+
+ir::Expr lower_elementwise(const ir::Call& call, const ir::BoundArgs& args, const ir::Type& type,
+                           FnContext& ctx) {
+  const std::string& op = call.callee;
+  PrimBuilder pb(ctx, op);
+  Stmt body;
+  if (op == "where") {
+    Operand c = pb.input(args[0], "cond"), a = pb.input(args[1], "a"), b = pb.input(args[2], "b");
+    DType d = shared_dtype({args.types[1], args.types[2]});
+    Operand out = pb.output(type, "out");
+    body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {
+      PrimExpr cv = pb.read(c, pb.broadcast_indices(c, i), DType::Bool);
+      PrimExpr av = pb.read(a, pb.broadcast_indices(a, i), d);
+      PrimExpr bv = pb.read(b, pb.broadcast_indices(b, i), d);
+      return pb.write(out, i, select(cv, av, bv));
+    });
+  } else if (op == "cast") {
+    Operand x = pb.input(args[0], "x");
+    DType from = args.types[0].dtype;
+    Operand out = pb.output(type, "out");
+    body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {
+      return pb.write(out, i, convert(pb.read(x, pb.broadcast_indices(x, i), from), type.dtype));
+    });
+  } else if (op == "logical_not" || op == "neg" || op == "abs" || op == "exp" || op == "log" ||
+             op == "tanh" || op == "erf" || op == "sqrt" || op == "rsqrt" || op == "sigmoid") {
+    Operand x = pb.input(args[0], "x");
+    // A float function of an integer literal computes in the result's float dtype.
+    DType d = type.dtype;
+    Operand out = pb.output(type, "out");
+    body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {
+      return pb.write(out, i, unary_element(op, pb.read(x, pb.broadcast_indices(x, i), d)));
+    });
+  } else {
+    Operand a = pb.input(args[0], "a"), b = pb.input(args[1], "b");
+    DType d = shared_dtype({args.types[0], args.types[1]});
+    if (!is_comparison_op(op) && op != "logical_and" && op != "logical_or" && !type.weak)
+      d = type.dtype;
+    Operand out = pb.output(type, "out");
+    body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {
+      PrimExpr av = pb.read(a, pb.broadcast_indices(a, i), d);
+      PrimExpr bv = pb.read(b, pb.broadcast_indices(b, i), d);
+      Element e = binary_element(pb, op, av, bv);
+      return seq(std::move(e.pre), pb.write(out, i, e.value));
+    });
+  }
+  return pb.finish(body, type);
+}
+
+} // namespace dsc::passes::lowering

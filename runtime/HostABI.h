@@ -1,0 +1,85 @@
+#pragma once
+// The ABI between compiled code (kernels and host functions emitted by backends/cpu) and the
+// runtime. Compiled code calls only the functions declared here, plus cblas_sgemm through
+// dsc_rt_matmul_f32. Both the JIT (`dscc run FILE.dsc`) and built `.so` files use it.
+//
+// Kernels (one per prim):
+//   void KERNEL(void* const* buffers, const int64_t* symbols);
+//     buffers: the prim's inputs then its outputs, as data pointers (dense, row-major);
+//     symbols: the values of ir::prim_signature_symbols(prim), in that order.
+//
+// Host functions (one per entry `fn`, emitted from an ir::HostProgram):
+//   int32_t HOST(dsc_call* call, const DLTensor* const* inputs);
+//     returns 0 on success; non-zero after one of the dsc_rt_fail_* / dsc_rt_check_input
+//     calls below recorded the error in `call`. Outputs are allocated with dsc_rt_output.
+//
+// A built `.so` also exports `const char dsc_manifest[]`: the runtime::Manifest as JSON.
+
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Per-call state owned by the runtime: the function's manifest entry, the error message, the
+// outputs allocated so far, the arena (runtime/HostCall.h). When several errors are recorded
+// in one call, the first is kept.
+typedef struct dsc_call dsc_call;
+
+typedef void (*dsc_parallel_body)(void* context, int64_t begin, int64_t end);
+typedef int32_t (*dsc_host_function)(dsc_call* call, const DLTensor* const* inputs);
+
+// Runs body(context, b, e) over [0, n) split into chunks of at least `grain` iterations on the
+// thread pool; returns when all are done. Runs inline when n <= grain or the pool has one
+// thread. Nested calls (from inside a body) run inline. Bodies must not throw or longjmp.
+void dsc_rt_parallel_for(dsc_parallel_body body, void* context, int64_t n, int64_t grain);
+
+// Checks input `index`: not null, on the CPU (kDLCPU), dtype (code, bits, lanes 1), rank
+// `ndim`, no negative dim, a byte size that fits int64, dense row-major (strides null or
+// compact; a dim of size 1 may have any stride), and, unless it is empty, a non-null data
+// pointer aligned to its element size once byte_offset is applied. Returns 0 when it is fine;
+// else records "input 'mask' is f32[2, 7, 3]; expected f32[B, S] (rank 2)"-style errors (the
+// types as the manifest writes them) and returns 1.
+int32_t dsc_rt_check_input(dsc_call* call, int32_t index, const DLTensor* tensor, int32_t code,
+                           int32_t bits, int32_t ndim);
+
+// Records "input 'mask' dim 1 is 7, but it must equal <expected_text> = 9" and returns 1
+// ("... must equal 9" when expected_text is null, empty or the number itself).
+int32_t dsc_rt_fail_dim(dsc_call* call, int32_t index, int32_t axis, int64_t actual,
+                        int64_t expected, const char* expected_text);
+
+// Records "<what> violated: S = 600, B = 1 (<location>)" and returns 1. `what` is like
+// "where S <= 512"; `location` like "bert_layer.dsc:5:28" (may be empty or null, and then the
+// parenthesis is left out, as is ": ..." when num_symbols is 0).
+int32_t dsc_rt_fail_check(dsc_call* call, const char* what, const char* location,
+                          int32_t num_symbols, const char* const* names, const int64_t* values);
+
+// The data pointer of input `index` (its byte_offset applied).
+void* dsc_rt_input_data(const DLTensor* tensor);
+
+// The call's arena: `bytes` bytes, 64-byte aligned, uninitialised, valid until the call
+// returns (0 bytes still gives a valid pointer). Call at most once per call. NULL (and an
+// error recorded) when `bytes` is negative or more than the machine's memory, or the memory
+// is not available.
+void* dsc_rt_arena(dsc_call* call, int64_t bytes);
+
+// Allocates output `index` with the given dtype and shape; returns its data pointer (64-byte
+// aligned, uninitialised), or NULL with an error recorded: a negative dim, a size beyond the
+// machine's memory, an index out of range or already allocated, or a dtype or rank other
+// than the manifest's. Outputs may be allocated in any order; every one must be allocated
+// before the host function returns 0.
+void* dsc_rt_output(dsc_call* call, int32_t index, int32_t code, int32_t bits, int32_t ndim,
+                    const int64_t* shape);
+
+// C[b] = A[b] @ B[b] for b in [0, batch), row-major, f32: A[b] is m x k at a + b*a_batch_stride,
+// B[b] is k x n at bm + b*b_batch_stride (a stride of 0 broadcasts), C[b] is m x n, dense.
+// trans_b != 0 means B[b] is stored n x k (B transposed). Negative sizes or strides do
+// nothing; k == 0 zeroes C. How it uses threads: runtime/Matmul.h.
+void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int64_t batch, int64_t m,
+                       int64_t n, int64_t k, int64_t a_batch_stride, int64_t b_batch_stride,
+                       int32_t trans_b);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,262 @@
+#include "runtime/HostCall.h"
+
+#include <cstdlib>
+
+#include "runtime/Memory.h"
+
+using dsc::runtime::FunctionInfo;
+using dsc::runtime::Tensor;
+
+dsc_call::dsc_call(const FunctionInfo* function)
+    : info(function), outputs(function ? function->outputs.size() : 0) {}
+
+dsc_call::~dsc_call() {
+  std::free(arena);
+}
+
+int32_t dsc_call::fail(std::string message) {
+  if (error.empty()) error = std::move(message);
+  return 1;
+}
+
+namespace dsc::runtime {
+
+std::string describe_dtype(DLDataType d) {
+  std::string name = dtype_name(d);
+  if (name != "?") return name;
+  return "dtype(code " + std::to_string(d.code) + ", bits " + std::to_string(d.bits) + ", lanes " +
+         std::to_string(d.lanes) + ")";
+}
+
+std::string dl_type_string(const DLTensor& t) {
+  std::string s = describe_dtype(t.dtype) + "[";
+  for (int32_t i = 0; i < t.ndim && t.shape; ++i)
+    s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+} // namespace dsc::runtime
+
+namespace {
+
+using namespace dsc::runtime;
+
+std::string list(const int64_t* values, int32_t n) {
+  std::string s = "[";
+  for (int32_t i = 0; i < n; ++i)
+    s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + "]";
+}
+
+std::string device_name(DLDevice d) {
+  const char* name = nullptr;
+  switch (d.device_type) {
+  case kDLCPU:
+    name = "cpu";
+    break;
+  case kDLCUDA:
+    name = "cuda";
+    break;
+  case kDLCUDAHost:
+    name = "cuda_host";
+    break;
+  case kDLOpenCL:
+    name = "opencl";
+    break;
+  case kDLVulkan:
+    name = "vulkan";
+    break;
+  case kDLMetal:
+    name = "metal";
+    break;
+  case kDLVPI:
+    name = "vpi";
+    break;
+  case kDLROCM:
+    name = "rocm";
+    break;
+  case kDLROCMHost:
+    name = "rocm_host";
+    break;
+  case kDLExtDev:
+    name = "ext_dev";
+    break;
+  case kDLCUDAManaged:
+    name = "cuda_managed";
+    break;
+  default:
+    break;
+  }
+  std::string s = name ? name : "device type " + std::to_string(static_cast<int>(d.device_type));
+  return s + ":" + std::to_string(d.device_id);
+}
+
+const TensorInfo* param_info(const dsc_call* call, int32_t index) {
+  if (!call->info || index < 0 || static_cast<size_t>(index) >= call->info->params.size())
+    return nullptr;
+  return &call->info->params[static_cast<size_t>(index)];
+}
+
+std::string input_label(const dsc_call* call, int32_t index) {
+  const TensorInfo* p = param_info(call, index);
+  return p ? "input '" + p->name + "'" : "input " + std::to_string(index);
+}
+
+std::string function_label(const dsc_call* call) {
+  return call->info ? "'" + call->info->name + "'" : "the function";
+}
+
+} // namespace
+
+extern "C" {
+
+int32_t dsc_rt_check_input(dsc_call* call, int32_t index, const DLTensor* tensor, int32_t code,
+                           int32_t bits, int32_t ndim) {
+  if (!call) return 1;
+  const std::string label = input_label(call, index);
+  const DLDataType want{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
+  const TensorInfo* p = param_info(call, index);
+  const std::string expected =
+      p ? p->type_string() : describe_dtype(want) + " of rank " + std::to_string(ndim);
+  if (!tensor) return call->fail(label + " is null; expected " + expected);
+  if (tensor->ndim < 0 || (tensor->ndim > 0 && !tensor->shape))
+    return call->fail(label + " has an invalid shape (ndim " + std::to_string(tensor->ndim) +
+                      (tensor->shape ? "" : ", no shape array") + "); expected " + expected);
+  if (tensor->device.device_type != kDLCPU)
+    return call->fail(label + " is on " + device_name(tensor->device) +
+                      "; expected a CPU tensor (" + expected + ")");
+  const std::string actual = dl_type_string(*tensor);
+  const bool rank_ok = tensor->ndim == ndim;
+  if (!same_dtype(tensor->dtype, want) || !rank_ok)
+    return call->fail(label + " is " + actual + "; expected " + expected +
+                      (rank_ok ? "" : " (rank " + std::to_string(ndim) + ")"));
+  std::vector<int64_t> shape(tensor->shape, tensor->shape + tensor->ndim);
+  for (int32_t i = 0; i < ndim; ++i)
+    if (shape[static_cast<size_t>(i)] < 0)
+      return call->fail(label + " is " + actual + ": dim " + std::to_string(i) + " is negative");
+  uint64_t bytes = 0;
+  if (!checked_nbytes(want, shape, &bytes))
+    return call->fail(label + " is " + actual + ", which is too large to address");
+  if (bytes == 0) return 0; // an empty tensor's strides and data are never read
+  if (tensor->strides) {
+    // Dense row-major; a dim of size 1 may have any stride (DLPack producers differ there).
+    std::vector<int64_t> compact(shape.size());
+    int64_t stride = 1;
+    bool dense = true;
+    for (int32_t i = ndim - 1; i >= 0; --i) {
+      size_t u = static_cast<size_t>(i);
+      compact[u] = stride;
+      if (shape[u] != 1 && tensor->strides[u] != stride) dense = false;
+      stride *= shape[u];
+    }
+    if (!dense)
+      return call->fail(label + " (" + actual + ") is not dense row-major: its strides are " +
+                        list(tensor->strides, ndim) + ", expected " + list(compact.data(), ndim) +
+                        " (or no strides)");
+  }
+  if (!tensor->data) return call->fail(label + " (" + actual + ") has a null data pointer");
+  auto address = reinterpret_cast<uintptr_t>(tensor->data) + tensor->byte_offset;
+  const size_t element = dtype_bytes(want);
+  if (element > 1 && address % element != 0)
+    return call->fail(label + " (" + actual + ") is not aligned to its " + std::to_string(element) +
+                      "-byte elements");
+  return 0;
+}
+
+int32_t dsc_rt_fail_dim(dsc_call* call, int32_t index, int32_t axis, int64_t actual,
+                        int64_t expected, const char* expected_text) {
+  if (!call) return 1;
+  std::string message = input_label(call, index) + " dim " + std::to_string(axis) + " is " +
+                        std::to_string(actual) + ", but it must equal ";
+  std::string value = std::to_string(expected);
+  if (expected_text && *expected_text && value != expected_text)
+    message += std::string(expected_text) + " = ";
+  return call->fail(message + value);
+}
+
+int32_t dsc_rt_fail_check(dsc_call* call, const char* what, const char* location,
+                          int32_t num_symbols, const char* const* names, const int64_t* values) {
+  if (!call) return 1;
+  std::string message = std::string(what && *what ? what : "a run-time check") + " violated";
+  for (int32_t i = 0; i < num_symbols && names && values; ++i)
+    message += std::string(i ? ", " : ": ") + (names[i] ? names[i] : "?") + " = " +
+               std::to_string(values[i]);
+  if (location && *location) message += std::string(" (") + location + ")";
+  return call->fail(std::move(message));
+}
+
+void* dsc_rt_input_data(const DLTensor* tensor) {
+  if (!tensor || !tensor->data) return nullptr;
+  return static_cast<char*>(tensor->data) + tensor->byte_offset;
+}
+
+void* dsc_rt_arena(dsc_call* call, int64_t bytes) {
+  if (!call) return nullptr;
+  if (call->arena_requested) {
+    call->fail("internal error: " + function_label(call) + " asked for its arena twice");
+    return nullptr;
+  }
+  call->arena_requested = true;
+  call->arena_bytes = bytes;
+  if (bytes < 0) {
+    call->fail("the arena of " + function_label(call) + " would be " + std::to_string(bytes) +
+               " bytes, a negative size");
+    return nullptr;
+  }
+  std::string error;
+  call->arena = aligned_allocate(static_cast<uint64_t>(bytes),
+                                 "the arena of " + function_label(call), &error);
+  if (!call->arena) call->fail(error);
+  return call->arena;
+}
+
+void* dsc_rt_output(dsc_call* call, int32_t index, int32_t code, int32_t bits, int32_t ndim,
+                    const int64_t* shape) {
+  if (!call) return nullptr;
+  const std::string label = "output " + std::to_string(index) + " of " + function_label(call);
+  if (index < 0 || static_cast<size_t>(index) >= call->outputs.size()) {
+    call->fail("internal error: " + label + " does not exist (it has " +
+               std::to_string(call->outputs.size()) + " outputs)");
+    return nullptr;
+  }
+  const size_t u = static_cast<size_t>(index);
+  if (call->outputs[u].defined()) {
+    call->fail("internal error: " + label + " allocated twice");
+    return nullptr;
+  }
+  const DLDataType dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
+  if (ndim < 0 || (ndim > 0 && !shape)) {
+    call->fail("internal error: " + label + " allocated with an invalid rank " +
+               std::to_string(ndim));
+    return nullptr;
+  }
+  std::vector<int64_t> dims(shape, shape + ndim);
+  std::string actual = describe_dtype(dtype) + list(dims.data(), ndim);
+  if (call->info) {
+    const TensorInfo& declared = call->info->outputs[u];
+    DLDataType declared_dtype{};
+    if (!parse_dtype_name(declared.dtype, &declared_dtype) || !same_dtype(declared_dtype, dtype) ||
+        declared.dims.size() != dims.size()) {
+      call->fail("internal error: " + label + " allocated as " + actual +
+                 ", but the manifest declares " + declared.type_string());
+      return nullptr;
+    }
+    actual += " (declared " + declared.type_string() + ")";
+  }
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (dims[static_cast<size_t>(i)] < 0) {
+      call->fail(label + " would be " + actual + ": dim " + std::to_string(i) + " is negative");
+      return nullptr;
+    }
+  }
+  std::string error;
+  std::optional<Tensor> t = Tensor::try_empty(dtype, std::move(dims), &error);
+  if (!t) {
+    call->fail(label + ": " + error);
+    return nullptr;
+  }
+  call->outputs[u] = std::move(*t);
+  return call->outputs[u].data();
+}
+
+} // extern "C"

@@ -1,0 +1,41 @@
+#pragma once
+// The per-call state behind HostABI.h's `dsc_call`: which function is running (its manifest
+// entry, for error messages), the first error recorded, the outputs allocated so far, and the
+// arena. call_host_function (Model.h) makes one for each call; the dsc_rt_* functions that
+// compiled code calls fill it in.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/HostABI.h"
+#include "runtime/Manifest.h"
+#include "runtime/Tensor.h"
+
+struct dsc_call {
+  explicit dsc_call(const dsc::runtime::FunctionInfo* function);
+  ~dsc_call();
+  dsc_call(const dsc_call&) = delete;
+  dsc_call& operator=(const dsc_call&) = delete;
+
+  const dsc::runtime::FunctionInfo* info;
+  // The first error recorded (later ones are usually its consequences); empty when none.
+  std::string error;
+  // One slot per manifest output; undefined until dsc_rt_output allocates it.
+  std::vector<dsc::runtime::Tensor> outputs;
+  void* arena = nullptr; // std::free'd with the call
+  bool arena_requested = false;
+  int64_t arena_bytes = 0;
+
+  // Records `message` unless an error is already recorded; returns 1 (the failure code).
+  int32_t fail(std::string message);
+};
+
+namespace dsc::runtime {
+
+// "f32[2, 7, 3]" for any DLTensor (unknown dtypes as "dtype(code 1, bits 16, lanes 1)").
+std::string dl_type_string(const DLTensor& t);
+// "f32", or "dtype(code 1, bits 16, lanes 1)" for a type dsc does not name.
+std::string describe_dtype(DLDataType d);
+
+} // namespace dsc::runtime

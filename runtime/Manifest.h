@@ -1,0 +1,48 @@
+#pragma once
+// What a compiled module exposes: its entry functions, each with its host-function symbol,
+// its parameters and outputs (dtype and dims as text, e.g. "f32", ["B", "S", "768"]), the
+// symbols its parameters bind, and the memory plan's sizes as symbolic expressions (text).
+// A built `.so` embeds it as JSON in `dsc_manifest`; the JIT keeps it as this struct.
+
+#include <string>
+#include <vector>
+
+namespace dsc::runtime {
+
+struct TensorInfo {
+  std::string name;               // parameter name; "output0", ... for outputs
+  std::string dtype;              // "f32", "i64", "bool", ...
+  std::vector<std::string> dims;  // each a symbolic::Expr in text: "B", "S*12", "768"
+  std::string type_string() const; // "f32[B, S, 768]"
+};
+
+struct FunctionInfo {
+  std::string name;         // "layer"
+  std::string host_symbol;  // the dsc_host_function to call
+  std::vector<TensorInfo> params;
+  std::vector<TensorInfo> outputs;
+  std::string arena_bytes;  // symbolic expression (text) over the symbols
+  std::string peak_bytes;   // the largest sum of live intermediates, same form
+};
+
+struct Manifest {
+  int version = 1;
+  std::vector<FunctionInfo> functions;
+  const FunctionInfo* find(const std::string& name) const; // null when absent
+};
+
+// The JSON form, keys in this order, compact:
+//   {"version":1,"functions":[{"name":"layer","host_symbol":"dsc_host_layer",
+//     "params":[{"name":"x","dtype":"f32","dims":["B","S","768"]}, ...],
+//     "outputs":[{"name":"output0","dtype":"f32","dims":["B","S","768"]}],
+//     "arena_bytes":"B*S*3072","peak_bytes":"B*S*3072"}, ...]}
+std::string to_json(const Manifest& m);
+// False (with `error` set, naming the place: "functions[0].params[1].dtype: unknown dtype
+// 'f33' ...") when the text is not a valid manifest; `out` is then left alone. Reading is
+// strict: every key above is required and no other is allowed (nor a key twice), version must
+// be 1, names, dims and sizes are non-empty strings, dtypes are dsc's (dtype_name),
+// host_symbol is a C identifier, and function names and each function's parameter and output
+// names are unique.
+bool from_json(const std::string& text, Manifest* out, std::string* error);
+
+} // namespace dsc::runtime

@@ -1,0 +1,145 @@
+// The LLJIT path (backends/cpu/Jit.cpp): models of host code alone (no prims), batched
+// matmul steps, several models alive at once, models outliving their inputs, and concurrent
+// compiles and calls.
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/unit/cpu/HostTestPrograms.h"
+
+namespace dsc::testing {
+namespace {
+
+// out = a @ b^T per batch, b broadcast: a f32[B, m, k], b f32[n, k], out f32[B, m, n].
+ir::HostProgram batched_matmul_program() {
+  ir::HostProgram p;
+  p.name = "bmm";
+  p.params = {param("a", ir::DType::F32, {"B", "m", "k"}), param("b", ir::DType::F32, {"n", "k"})};
+  p.dims = {binds(0, 0, "B"), binds(0, 1, "m"), binds(0, 2, "k"), binds(1, 0, "n"),
+            equals(1, 1, "k")};
+  p.buffers = {buffer("a", {"B", "m", "k"}, Storage::Param, 0),
+               buffer("b", {"n", "k"}, Storage::Param, 1),
+               buffer("out", {"B", "m", "n"}, Storage::Output, 0)};
+  p.outputs = {2};
+  p.arena_bytes = expr("0");
+  p.peak_bytes = expr("0");
+  ir::HostStep mm;
+  mm.kind = StepKind::Matmul;
+  mm.buffers = {0, 1, 2};
+  mm.ints = dims({"B", "m", "n", "k", "m*k", "0", "1"});
+  p.steps = {mm};
+  return p;
+}
+
+TEST(JitTest, HostCodeWithoutPrims) {
+  std::string error;
+  auto model = cpu::jit_compile(ir::Module{}, {batched_matmul_program(), matmul_program()},
+                                runtime::Manifest{}, {}, &error);
+  ASSERT_TRUE(model) << error;
+  for (int64_t size : {1, 7, 33}) {
+    const int64_t batch = size % 3 + 1, m = size, k = size % 6 + 2, n = size % 5 + 1;
+    std::vector<float> a = random_floats(size_t(batch * m * k), 1);
+    std::vector<float> b = random_floats(size_t(n * k), 2);
+    std::vector<Tensor> inputs;
+    inputs.push_back(f32_tensor({batch, m, k}, a));
+    inputs.push_back(f32_tensor({n, k}, b));
+    runtime::CallResult r = run(*model, "bmm", inputs);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.outputs[0].shape(), (std::vector<int64_t>{batch, m, n}));
+    std::vector<float> bt(size_t(k * n));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        bt[size_t(j * n + i)] = b[size_t(i * k + j)];
+    std::vector<float> expected;
+    for (int64_t i = 0; i < batch; ++i) {
+      std::vector<float> ai(a.begin() + i * m * k, a.begin() + (i + 1) * m * k);
+      std::vector<float> c = matmul_expected(ai, bt, m, k, n);
+      expected.insert(expected.end(), c.begin(), c.end());
+    }
+    expect_near(values(r.outputs[0]), expected, 1e-4f);
+  }
+}
+
+TEST(JitTest, ModelOutlivesItsInputs) {
+  std::unique_ptr<runtime::Model> model;
+  {
+    ir::Module prims = parse_prims();
+    std::vector<ir::HostProgram> hosts = {add_relu_program()};
+    runtime::Manifest manifest;
+    manifest.functions.push_back(cpu::describe_host_program(hosts[0]));
+    manifest.functions[0].host_symbol = "stale";
+    std::string error;
+    model = cpu::jit_compile(prims, hosts, manifest, {}, &error);
+    ASSERT_TRUE(model) << error;
+  }
+  EXPECT_EQ(model->manifest().functions[0].host_symbol, "dsc_host_f");
+  std::vector<Tensor> inputs;
+  inputs.push_back(f32_tensor({3}, {-1.0f, 0.5f, 2.0f}));
+  runtime::CallResult r = run(*model, "f", inputs);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(values(r.outputs[0]), (std::vector<float>{0.0f, 1.5f, 6.0f}));
+}
+
+TEST(JitTest, ManyModelsAtOnce) {
+  ir::Module prims = parse_prims();
+  std::vector<std::unique_ptr<runtime::Model>> models;
+  for (int i = 0; i < 4; ++i) {
+    std::string error;
+    models.push_back(cpu::jit_compile(prims, {add_relu_program(), two_outputs_program()},
+                                      runtime::Manifest{}, {}, &error));
+    ASSERT_TRUE(models.back()) << error;
+  }
+  models.erase(models.begin() + 1);
+  for (const auto& model : models) {
+    std::vector<Tensor> inputs;
+    inputs.push_back(f32_tensor({2}, {1.0f, -3.0f}));
+    runtime::CallResult r = run(*model, "f", inputs);
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(values(r.outputs[0]), (std::vector<float>{3.0f, 0.0f}));
+  }
+}
+
+TEST(JitTest, ConcurrentCompilesAndCalls) {
+  ir::Module prims = parse_prims();
+  std::vector<std::unique_ptr<runtime::Model>> models(3);
+  std::vector<std::string> errors(3);
+  {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < models.size(); ++i)
+      threads.emplace_back([&, i] {
+        models[i] =
+            cpu::jit_compile(prims, {add_relu_program()}, runtime::Manifest{}, {}, &errors[i]);
+      });
+    for (std::thread& t : threads)
+      t.join();
+  }
+  for (size_t i = 0; i < models.size(); ++i)
+    ASSERT_TRUE(models[i]) << errors[i];
+
+  const runtime::Model& model = *models[0];
+  std::vector<std::string> failures(8);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < failures.size(); ++i)
+    threads.emplace_back([&, i] {
+      for (int64_t n : {1, 7, 33, 100, 101}) {
+        std::vector<float> x = random_floats(size_t(n), i * 1000 + size_t(n));
+        std::vector<Tensor> inputs;
+        inputs.push_back(f32_tensor({n}, x));
+        runtime::CallResult r = run(model, "f", inputs);
+        if (n == 101) {
+          if (r.error != "where n <= 100 violated: n = 101 (test.dsc:3:5)")
+            failures[i] = "n = 101: " + r.error;
+        } else if (!r.ok() || values(r.outputs[0]) != add_relu_expected(x)) {
+          failures[i] = "n = " + std::to_string(n) + ": " + r.error;
+        }
+      }
+    });
+  for (std::thread& t : threads)
+    t.join();
+  for (const std::string& f : failures)
+    EXPECT_EQ(f, "");
+}
+
+} // namespace
+} // namespace dsc::testing

@@ -1,0 +1,444 @@
+// schedule on prims that legalize made from .dsc text (and on hand-written ones): outer loops
+// parallel, contiguous inner loops vectorized, reductions over non-last axes interchanged, and
+// nothing parallel that writes the same element twice.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "ir/Functor.h"
+#include "ir/Printer.h"
+#include "ir/StructuralEqual.h"
+#include "ir/Verifier.h"
+#include "lang/Frontend.h"
+#include "passes/CollectFacts.h"
+#include "passes/InferShapes.h"
+#include "passes/InlineCalls.h"
+#include "passes/Legalize.h"
+#include "passes/Schedule.h"
+
+namespace dsc::testing {
+namespace {
+
+std::string source_dir() {
+  if (const char* env = std::getenv("DSC_SOURCE_DIR")) return env;
+  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
+}
+
+class ScheduleTest : public ::testing::Test {
+protected:
+  std::optional<ir::Module> parse(const std::string& text) {
+    uint32_t file = sources_.add("test" + std::to_string(++files_) + ".dsc", text);
+    lang::FrontendOptions options;
+    options.stdlib_dirs = {source_dir() + "/stdlib"};
+    return lang::parse_module(sources_, file, diags_, options);
+  }
+
+  // The pipeline up to schedule; false after any error.
+  bool schedule(const std::string& text) {
+    std::optional<ir::Module> m = parse(text);
+    if (!m) return false;
+    ir::Module typed = passes::collect_facts(passes::infer_shapes(*m, ctx_), ctx_);
+    if (diags_.has_errors()) return false;
+    ir::Module legal = passes::legalize(passes::inline_calls(typed, ctx_), ctx_);
+    if (diags_.has_errors()) return false;
+    out_ = passes::schedule(legal, ctx_);
+    return !diags_.has_errors();
+  }
+
+  std::string errors() const {
+    std::string s;
+    for (const Diagnostic& d : diags_.diagnostics())
+      s += std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message + "\n";
+    return s;
+  }
+
+  // The body of the only prim whose name contains `part`, as printed.
+  std::string prim_body(const std::string& part) const {
+    std::string found;
+    for (const ir::Module::Decl& d : out_.decls) {
+      if (!d.prim || d.prim->name.find(part) == std::string::npos) continue;
+      EXPECT_TRUE(found.empty()) << "two prims match " << part;
+      std::string text = ir::print_prim(*d.prim);
+      found = text.substr(text.find('\n') + 1);
+    }
+    return found;
+  }
+
+  void expect_valid_and_round_trips() {
+    ir::VerifyOptions options;
+    options.require_types = true;
+    EXPECT_EQ(ir::verify(out_, options), std::vector<std::string>{});
+    std::string text = ir::print_module(out_);
+    DiagnosticEngine diags(sources_);
+    uint32_t file = sources_.add("printed.dsc", text);
+    lang::FrontendOptions fo;
+    fo.stdlib_dirs = {source_dir() + "/stdlib"};
+    std::optional<ir::Module> back = lang::parse_module(sources_, file, diags, fo);
+    ASSERT_TRUE(back.has_value()) << text;
+    EXPECT_TRUE(ir::structural_equal(out_, *back)) << text;
+    // Name the declarations that differ.
+    ASSERT_EQ(out_.decls.size(), back->decls.size());
+    for (size_t i = 0; i < out_.decls.size(); ++i) {
+      const ir::Module::Decl &a = out_.decls[i], &b = back->decls[i];
+      bool same = a.prim  ? b.prim && ir::structural_equal(*a.prim, *b.prim)
+                  : a.ext ? b.ext && ir::structural_equal(*a.ext, *b.ext)
+                          : b.fn && ir::structural_equal(*a.fn, *b.fn);
+      EXPECT_TRUE(same) << a.name() << " does not read back equal";
+    }
+  }
+
+  SourceManager sources_;
+  DiagnosticEngine diags_{sources_};
+  symbolic::Prover prover_;
+  passes::PassContext ctx_{diags_, prover_};
+  ir::Module out_;
+  int files_ = 0;
+};
+
+// Hand-written prims, scheduled alone.
+#define SCHEDULE_PRIMS(text)                                                                       \
+  do {                                                                                             \
+    std::optional<ir::Module> m = parse(text);                                                     \
+    ASSERT_TRUE(m.has_value()) << errors();                                                        \
+    out_ = passes::schedule(*m, ctx_);                                                             \
+  } while (0)
+
+TEST_F(ScheduleTest, ElementwiseAndSoftmax) {
+  ASSERT_TRUE(schedule(R"(import nn
+fn f(x: f32[B, S, D], w: f32[D]) {
+  return nn.softmax(x + w, axis=-1)
+}
+)")) << errors();
+  expect_valid_and_round_trips();
+  // Outer loops parallel (a perfect nest, collapsed by the code generator), the contiguous
+  // inner loop vectorized.
+  EXPECT_EQ(prim_body("add"), R"(  parallel for i0 in 0..B {
+    parallel for i1 in 0..S {
+      vectorize for i2 in 0..D {
+        out[i0, i1, i2] = a[i0, i1, i2] + b[i2]
+      }
+    }
+  }
+}
+)");
+  // A reduction over the last axis: the kept loops parallel, the reduction into a local
+  // vectorized.
+  EXPECT_EQ(prim_body("sum"), R"(  parallel for i0 in 0..B {
+    parallel for i1 in 0..S {
+      var acc: f32 = 0.0
+      vectorize for r0 in 0..D {
+        acc = acc + x[i0, i1, r0]
+      }
+      out[i0, i1, 0] = acc
+    }
+  }
+}
+)");
+  // So is the max (the prim's max, which keeps NaN, vectorizes as a reduction).
+  EXPECT_EQ(prim_body("max"), R"(  parallel for i0 in 0..B {
+    parallel for i1 in 0..S {
+      var acc: f32 = -1.0 / 0.0
+      vectorize for r0 in 0..D {
+        acc = max(acc, x[i0, i1, r0])
+      }
+      out[i0, i1, 0] = acc
+    }
+  }
+}
+)");
+}
+
+// Reductions over a non-last axis: the kept last axis becomes the inner, vectorized loop,
+// accumulating into the output in place.
+TEST_F(ScheduleTest, ReductionsOverOuterAxes) {
+  ASSERT_TRUE(schedule(R"(
+fn f(x: f32[B, S, D], h: f16[B, S], i: i32[N, C]) {
+  return (sum(x, axis=1), mean(x, axis=[0, 1], keepdims=true), max(x, axis=0), sum(h, axis=0),
+          min(i, axis=0))
+}
+)")) << errors();
+  expect_valid_and_round_trips();
+  EXPECT_EQ(prim_body("sum_0"), R"(  parallel for i0 in 0..B {
+    vectorize for i1 in 0..D {
+      out[i0, i1] = 0.0
+    }
+    for r0 in 0..S {
+      vectorize for i1 in 0..D {
+        out[i0, i1] = out[i0, i1] + x[i0, r0, i1]
+      }
+    }
+  }
+}
+)");
+  // No kept loop outside: the init and finish loops are split into parallel chunks.
+  EXPECT_EQ(prim_body("mean"), R"(  parallel for chunk0 in 0..(D + 4095)/4096 {
+    vectorize for i0 in 4096*chunk0..4096*chunk0 + min(D - 4096*chunk0, 4096) {
+      out[0, 0, i0] = 0.0
+    }
+  }
+  for r0 in 0..B {
+    for r1 in 0..S {
+      vectorize for i0 in 0..D {
+        out[0, 0, i0] = out[0, 0, i0] + x[r0, r1, i0]
+      }
+    }
+  }
+  parallel for chunk1 in 0..(D + 4095)/4096 {
+    vectorize for i0 in 4096*chunk1..4096*chunk1 + min(D - 4096*chunk1, 4096) {
+      out[0, 0, i0] = out[0, 0, i0] / cast(B*S, "f32")
+    }
+  }
+}
+)");
+  EXPECT_EQ(prim_body("max"), R"(  parallel for i0 in 0..S {
+    vectorize for i1 in 0..D {
+      out[i0, i1] = -1.0 / 0.0
+    }
+    for r0 in 0..B {
+      vectorize for i1 in 0..D {
+        out[i0, i1] = max(out[i0, i1], x[r0, i0, i1])
+      }
+    }
+  }
+}
+)");
+  // f16 accumulates in f32, not in the f16 output: left as it is, kept loops parallel.
+  EXPECT_EQ(prim_body("sum_1"), R"(  parallel for i0 in 0..S {
+    var acc: f32 = 0.0
+    for r0 in 0..B {
+      acc = acc + cast(x[r0, i0], "f32")
+    }
+    out[i0] = cast(acc, "f16")
+  }
+}
+)");
+  EXPECT_EQ(prim_body("min"), R"(  parallel for chunk0 in 0..(C + 4095)/4096 {
+    vectorize for i0 in 4096*chunk0..4096*chunk0 + min(C - 4096*chunk0, 4096) {
+      out[i0] = 2147483647
+    }
+  }
+  for r0 in 0..N {
+    vectorize for i0 in 0..C {
+      out[i0] = min(out[i0], x[r0, i0])
+    }
+  }
+}
+)");
+}
+
+TEST_F(ScheduleTest, MatmulAndConvLoopNests) {
+  ASSERT_TRUE(schedule(R"(
+fn f(a: i32[M, K], b: i32[K, N], m: f32[M, K], v: f32[K], c: f32[B, 3, H, W],
+     w: f32[8, 3, 3, 3]) {
+  return (matmul(a, b), matmul(m, v), conv2d(c, w, padding=1))
+}
+)")) << errors();
+  expect_valid_and_round_trips();
+  EXPECT_EQ(prim_body("matmul_0"), R"(  parallel for i0 in 0..M {
+    vectorize for i1 in 0..N {
+      out[i0, i1] = 0
+    }
+    for k0 in 0..K {
+      vectorize for i1 in 0..N {
+        out[i0, i1] = out[i0, i1] + a[i0, k0] * b[k0, i1]
+      }
+    }
+  }
+}
+)");
+  // Matrix times vector: the reduction is already over contiguous elements.
+  EXPECT_EQ(prim_body("matmul_1"), R"(  parallel for i0 in 0..M {
+    var acc: f32 = 0.0
+    vectorize for k0 in 0..K {
+      acc = acc + a[i0, k0] * b[k0]
+    }
+    out[i0] = acc
+  }
+}
+)");
+  EXPECT_EQ(prim_body("conv2d"), R"(  parallel for i0 in 0..B {
+    parallel for i1 in 0..8 {
+      parallel for i2 in 0..H {
+        vectorize for i3 in 0..W {
+          out[i0, i1, i2, i3] = 0.0
+        }
+        for r0 in 0..3 {
+          for r1 in 0..3 {
+            for r2 in 0..3 {
+              vectorize for i3 in 0..W {
+                if 0 <= i2 + r1 - 1 && i2 + r1 - 1 < H && 0 <= i3 + r2 - 1 && i3 + r2 - 1 < W {
+                  out[i0, i1, i2, i3] = out[i0, i1, i2, i3] + x[i0, r0, i2 + r1 - 1, i3 + r2 - 1] * w[i1, r0, r1, r2]
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST_F(ScheduleTest, LayoutAndCreation) {
+  ASSERT_TRUE(schedule(R"(
+fn f(x: f32[B, S], v: f32[N], idx: i64[K], u: f32[N, 2]) {
+  let a, b = split(u, 2, axis=1)
+  return (permute(x, [1, 0]), take(v, idx), v * 2.0, shape_of(x), a, b, concat([x, x], axis=0),
+          sum(v))
+}
+)")) << errors();
+  expect_valid_and_round_trips();
+  // A transpose: the stores are contiguous.
+  EXPECT_EQ(prim_body("permute"), R"(  parallel for i0 in 0..S {
+    vectorize for i1 in 0..B {
+      out[i0, i1] = x[i1, i0]
+    }
+  }
+}
+)");
+  // A single loop: parallel chunks around the vectorized loop.
+  EXPECT_EQ(prim_body("mul"), R"(  parallel for chunk0 in 0..(N + 4095)/4096 {
+    vectorize for i0 in 4096*chunk0..4096*chunk0 + min(N - 4096*chunk0, 4096) {
+      out[i0] = a[i0] * 2.0
+    }
+  }
+}
+)");
+  EXPECT_EQ(prim_body("shape_of"), "  out[0] = B\n  out[1] = S\n}\n");
+  // Each nest of a multi-nest prim is scheduled on its own.
+  EXPECT_EQ(prim_body("concat"), R"(  parallel for i0 in 0..B {
+    vectorize for i1 in 0..S {
+      out[i0, i1] = x[i0, i1]
+    }
+  }
+  parallel for i2 in 0..B {
+    vectorize for i3 in 0..S {
+      out[B + i2, i3] = x[i2, i3]
+    }
+  }
+}
+)");
+  // A reduction to a scalar stays on one thread.
+  EXPECT_EQ(prim_body("sum"), R"(  var acc: f32 = 0.0
+  vectorize for r0 in 0..N {
+    acc = acc + x[r0]
+  }
+  out[] = acc
+}
+)");
+}
+
+TEST_F(ScheduleTest, HandWrittenPrims) {
+  SCHEDULE_PRIMS(R"(
+prim chosen(a: f32[n]) -> (y: f32[n]) {
+  for i in 0..n {
+    unroll for j in 0..4 {
+      y[i] = a[i]
+    }
+  }
+}
+
+prim overlapping(x: f32[n, m]) -> (y: f32[n + m]) {
+  for i in 0..n {
+    for j in 0..m {
+      y[i + j] = x[i, j]
+    }
+  }
+}
+
+prim accumulate(x: f32[n]) -> (y: f32[1]) {
+  for i in 0..n {
+    y[0] = y[0] + x[i]
+  }
+}
+
+prim shifted(x: f32[n]) -> (y: f32[n]) {
+  for i in 1..n {
+    y[i] = y[i - 1] + x[i]
+  }
+}
+
+prim rows(x: f32[n, m]) -> (y: f32[n, m]) {
+  for i in 0..n {
+    for j in 0..m {
+      y[i, j] = x[i, j] * 2.0
+    }
+  }
+}
+)");
+  expect_valid_and_round_trips();
+  // A prim whose author chose loop kinds is left alone.
+  EXPECT_EQ(prim_body("chosen"), R"(  for i in 0..n {
+    unroll for j in 0..4 {
+      y[i] = a[i]
+    }
+  }
+}
+)");
+  // Rows i and i + 1 write the same elements: i stays serial; within a row j is contiguous.
+  EXPECT_EQ(prim_body("overlapping"), R"(  for i in 0..n {
+    vectorize for j in 0..m {
+      y[i + j] = x[i, j]
+    }
+  }
+}
+)");
+  // Every iteration writes y[0]; each reads what the one before wrote.
+  EXPECT_EQ(prim_body("accumulate"), R"(  for i in 0..n {
+    y[0] = y[0] + x[i]
+  }
+}
+)");
+  EXPECT_EQ(prim_body("shifted"), R"(  for i in 1..n {
+    y[i] = y[i - 1] + x[i]
+  }
+}
+)");
+  EXPECT_EQ(prim_body("rows"), R"(  parallel for i in 0..n {
+    vectorize for j in 0..m {
+      y[i, j] = x[i, j] * 2.0
+    }
+  }
+}
+)");
+}
+
+TEST_F(ScheduleTest, BertLayer) {
+  std::ifstream in(source_dir() + "/examples/bert_layer.dsc");
+  std::stringstream text;
+  text << in.rdbuf();
+  ASSERT_TRUE(schedule(text.str())) << errors();
+  expect_valid_and_round_trips();
+  // Every prim got parallel loops, and none a parallel loop inside a loop that is not.
+  struct Nesting : ir::IRVisitor {
+    int parallel = 0;
+    bool bad = false;
+    std::vector<bool> serial_outside{false};
+
+  protected:
+    void visit_node(const ir::For* node) override {
+      bool is_parallel = node->for_kind == ir::ForKind::Parallel;
+      parallel += is_parallel ? 1 : 0;
+      bad |= is_parallel && serial_outside.back();
+      serial_outside.push_back(serial_outside.back() || !is_parallel);
+      ir::IRVisitor::visit_node(node);
+      serial_outside.pop_back();
+    }
+  };
+  for (const ir::Module::Decl& d : out_.decls) {
+    if (!d.prim) continue;
+    Nesting n;
+    n.visit(d.prim->body);
+    EXPECT_GT(n.parallel, 0) << ir::print_prim(*d.prim);
+    EXPECT_FALSE(n.bad) << ir::print_prim(*d.prim);
+  }
+}
+
+} // namespace
+} // namespace dsc::testing

@@ -1,0 +1,142 @@
+#include "runtime/Matmul.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "runtime/HostABI.h"
+#include "runtime/ThreadPool.h"
+#include "runtime/dsc_runtime.h"
+
+namespace dsc::runtime {
+namespace {
+
+struct Case {
+  int64_t batch, m, n, k;
+  int64_t a_stride, b_stride; // -1: dense (m*k, k*n)
+  bool trans_b;
+};
+
+std::vector<float> random_floats(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v)
+    x = d(rng);
+  return v;
+}
+
+// Runs one case against plain double-precision loops; C has guard elements after it that
+// must stay untouched.
+void check(const Case& c, std::mt19937& rng) {
+  int64_t as = c.a_stride < 0 ? c.m * c.k : c.a_stride;
+  int64_t bs = c.b_stride < 0 ? c.k * c.n : c.b_stride;
+  auto a = random_floats(static_cast<size_t>((c.batch - 1) * as + c.m * c.k + 1), rng);
+  auto b = random_floats(static_cast<size_t>((c.batch - 1) * bs + c.k * c.n + 1), rng);
+  const size_t c_size = static_cast<size_t>(c.batch * c.m * c.n);
+  std::vector<float> out(c_size + 16, std::nanf(""));
+  dsc_rt_matmul_f32(a.data(), b.data(), out.data(), c.batch, c.m, c.n, c.k, as, bs, c.trans_b);
+  for (int64_t p = 0; p < c.batch; ++p) {
+    for (int64_t i = 0; i < c.m; ++i) {
+      for (int64_t j = 0; j < c.n; ++j) {
+        double want = 0;
+        for (int64_t q = 0; q < c.k; ++q) {
+          double bv = c.trans_b ? b[static_cast<size_t>(p * bs + j * c.k + q)]
+                                : b[static_cast<size_t>(p * bs + q * c.n + j)];
+          want += a[static_cast<size_t>(p * as + i * c.k + q)] * bv;
+        }
+        float got = out[static_cast<size_t>((p * c.m + i) * c.n + j)];
+        ASSERT_NEAR(got, want, 1e-5 * static_cast<double>(c.k + 1))
+            << "batch " << c.batch << " m " << c.m << " n " << c.n << " k " << c.k << " strides "
+            << as << "," << bs << " trans_b " << c.trans_b << " at [" << p << ", " << i << ", " << j
+            << "]";
+      }
+    }
+  }
+  for (size_t g = c_size; g < out.size(); ++g)
+    ASSERT_TRUE(std::isnan(out[g])) << "wrote past C";
+}
+
+TEST(MatmulF32, AwkwardSizes) {
+  std::mt19937 rng(1);
+  const int64_t sizes[] = {1, 2, 3, 7, 17, 33, 64, 101};
+  for (int64_t m : sizes)
+    for (int64_t n : sizes)
+      for (int64_t k : {1, 5, 17, 33, 130})
+        for (bool t : {false, true})
+          check({1, m, n, k, -1, -1, t}, rng);
+}
+
+TEST(MatmulF32, BatchesAndStrides) {
+  std::mt19937 rng(2);
+  for (int64_t batch : {1, 2, 3, 5})
+    for (bool t : {false, true})
+      for (auto [m, n, k] :
+           {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {3, 5, 7}, {17, 13, 33}, {4, 33, 2}}) {
+        check({batch, m, n, k, -1, -1, t}, rng);               // dense
+        check({batch, m, n, k, -1, 0, t}, rng);                // one B for every A (folded)
+        check({batch, m, n, k, 0, -1, t}, rng);                // one A for every B
+        check({batch, m, n, k, 0, 0, t}, rng);                 // both broadcast
+        check({batch, m, n, k, m * k + 3, k * n + 5, t}, rng); // gaps between matrices
+      }
+}
+
+TEST(MatmulF32, EmptyInnerDimZeroesC) {
+  std::mt19937 rng(3);
+  check({1, 3, 4, 0, -1, -1, false}, rng);
+  check({2, 3, 4, 0, -1, 0, true}, rng);
+}
+
+TEST(MatmulF32, EmptyOutputWritesNothing) {
+  std::vector<float> out(8, std::nanf(""));
+  float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4};
+  dsc_rt_matmul_f32(a, b, out.data(), 1, 0, 2, 2, 0, 0, 0);
+  dsc_rt_matmul_f32(a, b, out.data(), 1, 2, 0, 2, 0, 0, 0);
+  dsc_rt_matmul_f32(a, b, out.data(), 0, 2, 2, 2, 0, 0, 0);
+  dsc_rt_matmul_f32(a, b, out.data(), -1, 2, 2, 2, 0, 0, 0); // invalid: ignored
+  for (float v : out)
+    EXPECT_TRUE(std::isnan(v));
+}
+
+TEST(MatmulF32, ManySmallProductsSpreadOverThePool) {
+  std::mt19937 rng(4);
+  dsc_set_num_threads(4);
+  check({300, 4, 5, 6, -1, -1, false}, rng);
+  check({257, 8, 8, 8, -1, -1, true}, rng);
+  check({100, 1, 1, 1, 0, -1, false}, rng);
+  dsc_set_num_threads(1);
+  check({300, 4, 5, 6, -1, -1, false}, rng);
+  dsc_set_num_threads(0);
+}
+
+TEST(MatmulF32, InsideAParallelLoop) {
+  // From a parallel body the batch runs on the calling thread.
+  ThreadPool pool(3);
+  std::vector<std::mt19937> rngs;
+  for (int i = 0; i < 6; ++i)
+    rngs.emplace_back(10 + i);
+  pool.parallel_for(6, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      check({50, 3, 4, 5, -1, -1, i % 2 == 1}, rngs[static_cast<size_t>(i)]);
+  });
+}
+
+TEST(MatmulF32, LoopFallbackMatchesBlas) {
+  std::mt19937 rng(5);
+  for (bool t : {false, true}) {
+    for (auto [m, n, k] :
+         {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 17, 33}, {33, 5, 0}, {2, 64, 3}}) {
+      auto a = random_floats(static_cast<size_t>(m * k), rng);
+      auto b = random_floats(static_cast<size_t>(k * n), rng);
+      std::vector<float> want(static_cast<size_t>(m * n), 7.0f), got(want);
+      dsc_rt_matmul_f32(a.data(), b.data(), want.data(), 1, m, n, k, 0, 0, t);
+      sgemm_loops(a.data(), b.data(), got.data(), m, n, k, t);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-5 * static_cast<double>(k + 1));
+    }
+  }
+}
+
+} // namespace
+} // namespace dsc::runtime

@@ -1,0 +1,104 @@
+// dscc build FILE.dsc -o OUT.so
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "tools/dscc/Command.h"
+#include "tools/dscc/Compile.h"
+#include "tools/dscc/TargetOption.h"
+
+namespace dsc::dscc {
+
+namespace {
+
+constexpr const char* kBuildUsage =
+    R"(usage: dscc build FILE.dsc -o OUT.so [options]
+
+Compiles the entry functions of FILE (every fn whose parameters are tensors with known dims,
+or those named by --entry) once, for every shape their `where` clauses allow, into a shared
+library that `dscc run OUT.so` and C programs (runtime/dsc_runtime.h) load.
+
+  -o OUT.so, --output=OUT.so   the library to write
+  --entry=NAME                 compile only NAME (repeatable)
+  --target=cpu                 the backend (cpu; cuda is not available yet)
+  --cpu=native|generic|NAME    native (default): this machine's CPU and features, AVX-512
+                               where present; generic: portable x86-64; or an LLVM CPU name
+  --print-after=PASS           print the module after PASS (repeatable): inline_calls,
+                               legalize, schedule, plan_memory, lower_host, llvm (the
+                               optimized LLVM IR), or all
+  -q, --quiet                  no progress lines
+)";
+
+} // namespace
+
+int run_build(const Args& args) {
+  CompileOptions options;
+  options.all_entries = true;
+  std::string out_path, error;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kBuildUsage, stdout);
+      return 0;
+    }
+    if (a == "-o" && i + 1 < args.size()) {
+      out_path = args[++i];
+    } else if (a.rfind("--output=", 0) == 0) {
+      out_path = a.substr(9);
+    } else if (a.rfind("--entry=", 0) == 0) {
+      options.entries.push_back(a.substr(8));
+    } else if (a.rfind("--print-after=", 0) == 0) {
+      if (!parse_print_after(a.substr(14), &options, &error)) {
+        std::cerr << "dscc build: error: " << error << "\n";
+        return 1;
+      }
+    } else if (a == "-q" || a == "--quiet") {
+      options.quiet = true;
+    } else if (parse_target_option(a, &options.target, &error) != TargetOptionResult::NotMine) {
+      if (!error.empty()) {
+        std::cerr << "dscc build: error: " << error << "\n";
+        return 1;
+      }
+    } else if (a.size() > 1 && a[0] == '-') {
+      std::cerr << "dscc build: error: unknown option '" << a << "'\n\n" << kBuildUsage;
+      return 1;
+    } else if (options.file.empty()) {
+      options.file = a;
+    } else {
+      std::cerr << "dscc build: error: one FILE at a time ('" << options.file << "' and '" << a
+                << "')\n";
+      return 1;
+    }
+  }
+  if (options.file.empty() || out_path.empty()) {
+    std::cerr << "dscc build: error: " << (options.file.empty() ? "missing FILE" : "missing -o OUT.so")
+              << "\n\n" << kBuildUsage;
+    return 1;
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  std::optional<Compiled> c = compile_file(options, std::cout, std::cerr);
+  if (!c) return 1;
+  if (wants_llvm(options)) {
+    std::string text = cpu::emit_llvm_ir(c->lowered.module, c->lowered.hosts, c->manifest,
+                                         options.target, true, &error);
+    if (text.empty()) {
+      std::cerr << "dscc build: error: " << error << "\n";
+      return 1;
+    }
+    std::cout << "// ----- after llvm\n" << text;
+  }
+  if (!cpu::build_shared_library(c->lowered.module, c->lowered.hosts, c->manifest, options.target,
+                                 out_path, &error)) {
+    std::cerr << "dscc build: error: " << error << "\n";
+    return 1;
+  }
+  if (!options.quiet) {
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "dscc: wrote %s in %.2f s\n", out_path.c_str(), s);
+  }
+  return 0;
+}
+
+} // namespace dsc::dscc

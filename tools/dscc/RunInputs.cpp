@@ -1,0 +1,188 @@
+#include "tools/dscc/RunInputs.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "runtime/Npy.h"
+#include "runtime/Safetensors.h"
+#include "symbolic/Eval.h"
+#include "symbolic/Parser.h"
+
+namespace dsc::dscc {
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+// Fills `t` with values from `rng`; `scale` multiplies floats.
+void fill_random(runtime::Tensor& t, std::mt19937_64& rng, double scale) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  int64_t n = t.numel();
+  DLDataType d = t.dtype();
+  if (d.code == kDLFloat && d.bits == 32) {
+    float* p = t.data_as<float>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(uniform(rng) * scale);
+  } else if (d.code == kDLFloat && d.bits == 64) {
+    double* p = t.data_as<double>();
+    for (int64_t i = 0; i < n; ++i) p[i] = uniform(rng) * scale;
+  } else if (d.code == kDLFloat && d.bits == 16) {
+    // Uniform halves in [-1, 1): sign, a random exponent in [-8, -1] and a random mantissa.
+    uint16_t* p = t.data_as<uint16_t>();
+    for (int64_t i = 0; i < n; ++i)
+      p[i] = static_cast<uint16_t>(((rng() & 1) << 15) | ((7 + rng() % 8) << 10) | (rng() & 0x3ff));
+  } else if (d.code == kDLBfloat) {
+    uint16_t* p = t.data_as<uint16_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      float f = static_cast<float>(uniform(rng) * scale);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      p[i] = static_cast<uint16_t>(bits >> 16);
+    }
+  } else if (d.code == kDLInt && d.bits == 64) {
+    int64_t* p = t.data_as<int64_t>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(rng() & 1);
+  } else if (d.code == kDLInt && d.bits == 32) {
+    int32_t* p = t.data_as<int32_t>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int32_t>(rng() & 1);
+  } else { // i8 and bool: one byte each
+    uint8_t* p = static_cast<uint8_t*>(t.data());
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(rng() & 1);
+  }
+}
+
+} // namespace
+
+bool parse_shape_option(const std::string& text, std::map<std::string, int64_t>* out,
+                        std::string* error) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    size_t eq = item.find('=');
+    std::string name = eq == std::string::npos ? item : item.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (!is_identifier(name) || value.empty() || ec != std::errc() ||
+        ptr != value.data() + value.size() || v < 0) {
+      *error = "--shape expects SYM=VALUE[,SYM=VALUE...] with non-negative integers; got '" + item + "'";
+      return false;
+    }
+    (*out)[name] = v;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return true;
+}
+
+std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
+                                               const InputOptions& options, std::string* error) {
+  std::map<std::string, runtime::Tensor> given;
+  std::set<std::string> names;
+  for (const runtime::TensorInfo& p : fn.params) names.insert(p.name);
+  for (const auto& [name, path] : options.files) {
+    if (!names.count(name)) {
+      *error = "--input " + name + "=...: '" + fn.name + "' has no parameter '" + name + "'";
+      return std::nullopt;
+    }
+    std::optional<runtime::Tensor> t = runtime::read_npy(path, error);
+    if (!t) return std::nullopt;
+    given[name] = std::move(*t);
+  }
+  if (!options.weights.empty()) {
+    std::optional<runtime::TensorMap> w = runtime::read_safetensors(options.weights, error);
+    if (!w) return std::nullopt;
+    for (auto& [name, t] : *w)
+      if (names.count(name) && !given.count(name)) given[name] = std::move(t);
+  }
+
+  // Symbols: --shape first, then plain dims of the given tensors (the compiled code checks
+  // every dim again, with its own messages, so this only needs to be good enough to
+  // synthesize the rest).
+  AssembledInputs out;
+  out.symbols = options.shape;
+  for (const runtime::TensorInfo& p : fn.params) {
+    auto it = given.find(p.name);
+    if (it == given.end() || it->second.rank() != p.dims.size()) continue;
+    for (size_t i = 0; i < p.dims.size(); ++i) {
+      symbolic::ParseResult d = symbolic::parse_expr(p.dims[i]);
+      if (const auto* s = d.ok() ? d.expr.as<symbolic::Sym>() : nullptr)
+        out.symbols.emplace(s->name, it->second.shape()[i]);
+    }
+  }
+
+  std::mt19937_64 rng(options.seed);
+  for (size_t index = 0; index < fn.params.size(); ++index) {
+    const runtime::TensorInfo& p = fn.params[index];
+    auto it = given.find(p.name);
+    if (it != given.end()) {
+      out.tensors.push_back(std::move(it->second));
+      continue;
+    }
+    std::vector<int64_t> shape;
+    std::vector<std::string> unbound;
+    bool constant = true;
+    symbolic::Bindings bindings(out.symbols.begin(), out.symbols.end());
+    for (const std::string& dim : p.dims) {
+      symbolic::ParseResult d = symbolic::parse_expr(dim);
+      if (!d.ok()) {
+        *error = "parameter '" + p.name + "' has an unreadable dim '" + dim + "'";
+        return std::nullopt;
+      }
+      std::set<std::string> free = symbolic::free_symbols(d.expr);
+      constant = constant && free.empty();
+      for (const std::string& s : free)
+        if (!out.symbols.count(s)) unbound.push_back(s);
+      if (unbound.empty()) {
+        std::optional<int64_t> v = symbolic::eval(d.expr, bindings);
+        if (!v || *v < 0) {
+          *error = "dim " + dim + " of '" + p.name + "' is negative or overflows at the given --shape";
+          return std::nullopt;
+        }
+        shape.push_back(*v);
+      }
+    }
+    std::string type = p.type_string();
+    if (constant && !options.random_weights) {
+      *error = "missing weight '" + p.name + "' (" + type + "): give --input " + p.name +
+               "=FILE.npy, --weights FILE.safetensors or --random-weights";
+      return std::nullopt;
+    }
+    if (!unbound.empty()) {
+      std::string syms;
+      for (const std::string& s : unbound) syms += (syms.empty() ? "" : ",") + s + "=N";
+      *error = "missing input '" + p.name + "' (" + type + "): give --input " + p.name +
+               "=FILE.npy, or --shape " + syms + " to synthesize it";
+      return std::nullopt;
+    }
+    DLDataType dtype;
+    if (!runtime::parse_dtype_name(p.dtype, &dtype)) {
+      *error = "parameter '" + p.name + "' has unknown dtype '" + p.dtype + "'";
+      return std::nullopt;
+    }
+    int64_t numel = 1;
+    for (int64_t d : shape) {
+      if (d != 0 && numel > (int64_t(1) << 40) / d) {
+        *error = "'" + p.name + "' would have more than 2^40 elements at the given --shape";
+        return std::nullopt;
+      }
+      numel *= d;
+    }
+    runtime::Tensor t = runtime::Tensor::zeros(dtype, shape);
+    double scale = constant && shape.size() >= 2 && shape[0] > 0 ? 1.0 / std::sqrt(double(shape[0])) : 1.0;
+    fill_random(t, rng, scale);
+    out.tensors.push_back(std::move(t));
+  }
+  return out;
+}
+
+} // namespace dsc::dscc

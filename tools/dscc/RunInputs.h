@@ -1,0 +1,45 @@
+#pragma once
+// The inputs of `dscc run`: each parameter of the entry function comes from `--input
+// NAME=FILE.npy`, else from the `--weights` file, else it is synthesized with deterministic
+// pseudo-random values:
+//   - a parameter whose dims are all constants is a weight: synthesized only with
+//     --random-weights (uniform in [-1, 1) scaled by 1/sqrt(first dim) for rank >= 2, so
+//     that products stay O(1));
+//   - a parameter with symbolic dims is an input: synthesized (uniform in [-1, 1)) when every
+//     symbol has a value, from --shape or from the shapes of the inputs that were given.
+// Integer inputs are 0 or 1, bools 0/1. Anything missing is an error naming the parameter and
+// the options that would supply it.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/Manifest.h"
+#include "runtime/Tensor.h"
+
+namespace dsc::dscc {
+
+struct InputOptions {
+  std::vector<std::pair<std::string, std::string>> files; // --input NAME=FILE.npy
+  std::string weights;                                     // --weights FILE.safetensors
+  bool random_weights = false;
+  std::map<std::string, int64_t> shape; // --shape B=4,S=77
+  uint64_t seed = 0;
+};
+
+// Parses "B=4,S=77" into `out`; false with `error` set on malformed text.
+bool parse_shape_option(const std::string& text, std::map<std::string, int64_t>* out,
+                        std::string* error);
+
+struct AssembledInputs {
+  std::vector<runtime::Tensor> tensors;  // in parameter order
+  std::map<std::string, int64_t> symbols; // every symbol bound by a plain dim
+};
+
+std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
+                                               const InputOptions& options, std::string* error);
+
+} // namespace dsc::dscc

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Installs the Python packages that dsc's end-to-end tests and CPU benchmarks need. Idempotent:
+# when everything asked for is already importable it only checks and returns (well under a
+# second; nothing is imported, only package metadata is read).
+#
+#   tools/scripts/install_python_deps.sh            # numpy and torch (tests and benchmarks)
+#   tools/scripts/install_python_deps.sh --tests    # numpy only (tests/e2e/check_examples.py)
+#   tools/scripts/install_python_deps.sh --bench    # numpy and torch (bench/cpu/)
+#   tools/scripts/install_python_deps.sh --print-python   # the interpreter to run them with
+#
+# Which Python: $DSC_PYTHON if set, else `python3` on PATH (on the development machines the
+# pyenv 3.11 interpreter). Packages go into that interpreter's site-packages with pip, from
+# PyPI. Where that interpreter is Debian's own /usr/bin/python3 (pip refuses to install into
+# it, PEP 668), Debian's python3-numpy / python3-torch are installed with apt instead.
+#
+# numpy: `pip install numpy` (one wheel, 73 MB installed, about 5 s). This is all the tests
+# need, and `--tests` installs nothing else.
+#
+# torch: the decision, and why.
+#   - PyPI has no CPU-only build of torch for Linux x86_64. The CPU wheels
+#     (`torch==X+cpu`) live only on PyTorch's own package index, which these machines cannot
+#     reach; the PyPI-named look-alikes ("torch-cpu" and such) are third-party repackagings
+#     and are not used. The PyPI wheel (torch 2.15.0+cu132 when this was written) is built
+#     for CUDA and its libtorch_cuda.so / libtorch_python.so have hard DT_NEEDED entries on
+#     libcudart, cublas, cudnn, cufile, nccl, cusparseLt, nvshmem, ...: `pip install
+#     --no-deps torch` installs but `import torch` then fails (tried: "libcufile.so.0:
+#     cannot open shared object file"). So torch from PyPI means torch with its nvidia-*
+#     wheels. They are never used here (no GPU) but they must be on disk.
+#   - Measured on the 2-core development machine: `pip install numpy torch` took 53 s wall
+#     (PyPI is fast from here) and 5.3 GB of disk: torch 1.2 GB, nvidia-* 3.0 GB, triton
+#     1.0 GB, cuda-* 31 MB, numpy 45 MB. That is practical, so it is the default. numpy alone
+#     (--tests) is 73 MB and about 5 s.
+#   - The alternative, Debian's python3-torch, is torch 1.13.1 (2022) for /usr/bin/python3
+#     only: 637 MB with its 177 dependencies, its sgemm from whatever libblas.so.3 the system
+#     selects (OpenBLAS here) and oneDNN 2 (libdnnl2). The PyPI build is the
+#     current release with MKL sgemm and oneDNN, i.e. what a user measuring "PyTorch eager
+#     on CPU" runs, so it is the baseline that means something. `--torch-from=debian` (or
+#     DSC_TORCH_FROM=debian) installs Debian's instead, for a machine short of disk; then run
+#     the benchmarks with /usr/bin/python3 (`--print-python` says so).
+#
+# Versions: torch is pinned (DSC_TORCH_SPEC, default torch==2.15.0) so benchmark numbers are
+# reproducible; numpy is not (any numpy >= 1.24 serves the tests). An interpreter that already
+# has some torch / numpy is left alone, whatever the version: the benchmark records the torch
+# version it ran with.
+set -euo pipefail
+
+want_numpy=1
+want_torch=1
+print_python=0
+torch_from=${DSC_TORCH_FROM:-pypi}
+torch_spec=${DSC_TORCH_SPEC:-torch==2.15.0}
+
+for arg in "$@"; do
+  case "$arg" in
+    --tests | --numpy-only) want_torch=0 ;;
+    --bench | --all) want_numpy=1 want_torch=1 ;;
+    --torch-from=pypi | --torch-from=debian) torch_from=${arg#--torch-from=} ;;
+    --print-python) print_python=1 ;;
+    -h | --help)
+      sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "install_python_deps: unknown argument '$arg' (try --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+
+case "$torch_from" in
+  pypi | debian) ;;
+  *)
+    echo "install_python_deps: DSC_TORCH_FROM must be pypi or debian, not '$torch_from'" >&2
+    exit 2
+    ;;
+esac
+
+python=${DSC_PYTHON:-python3}
+# Debian's torch is packaged for Debian's interpreter only.
+[ "$torch_from" = debian ] && [ "$want_torch" = 1 ] && python=/usr/bin/python3
+
+if [ "$print_python" = 1 ]; then
+  command -v "$python" || echo "$python"
+  exit 0
+fi
+
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+
+apt_install() {
+  local missing=() p status
+  for p in "$@"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    [ "$status" = "installed" ] || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "install_python_deps: apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+if ! command -v "$python" >/dev/null 2>&1; then
+  # No interpreter at all: Debian's.
+  apt_install python3
+  python=/usr/bin/python3
+fi
+
+# has MODULE: the distribution is installed in $python (metadata only, no import: fast).
+has() {
+  "$python" - "$1" <<'EOF' >/dev/null 2>&1
+import importlib.metadata, importlib.util, sys
+name = sys.argv[1]
+importlib.metadata.version(name)
+sys.exit(0 if importlib.util.find_spec(name) is not None else 1)
+EOF
+}
+
+# Debian's interpreter refuses pip installs (PEP 668): use apt for it.
+externally_managed() {
+  "$python" -c 'import sys, sysconfig, os
+sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) else 1)' \
+    2>/dev/null
+}
+
+pip_install() {
+  echo "install_python_deps: $python -m pip install $*"
+  "$python" -m pip install --disable-pip-version-check -q "$@"
+}
+
+if [ "$want_numpy" = 1 ] && ! has numpy; then
+  if externally_managed; then
+    apt_install python3-numpy
+  else
+    pip_install numpy
+  fi
+fi
+
+if [ "$want_torch" = 1 ] && ! has torch; then
+  if [ "$torch_from" = debian ] || externally_managed; then
+    apt_install python3-torch python3-numpy
+  else
+    pip_install "$torch_spec"
+  fi
+fi
+
+exit 0
