@@ -1,6 +1,7 @@
 #include "passes/CollectFacts.h"
 
 #include "ir/OpRegistry.h"
+#include "passes/IRUtil.h"
 #include "symbolic/Printer.h"
 
 namespace dsc::passes {
@@ -9,12 +10,6 @@ namespace {
 
 namespace sym = symbolic;
 using ir::ShapeFact;
-
-bool is_generic(const ir::Function& f) {
-  for (const ir::VarRef& p : f.params)
-    if (p->type.kind == ir::Type::Kind::Any || p->type.is_attribute()) return true;
-  return false;
-}
 
 // What the parameter types imply: every dim of a run-time tensor is >= 0, so a parameter
 // written `f32[S - 4]` implies S >= 4. Lone symbols and constants say nothing new.
@@ -155,16 +150,7 @@ ir::Module collect_facts(const ir::Module& m, PassContext& ctx) {
       continue;
     }
     const ir::Function& f = *d.fn;
-    auto* nf = new ir::Function();
-    nf->name = f.name;
-    nf->params = f.params;
-    nf->defaults = f.defaults;
-    nf->ret_type = f.ret_type;
-    nf->where = f.where;
-    nf->body = f.body;
-    nf->loc = f.loc;
-    nf->facts = FactCollector(f, ctx).run();
-    out.add(Ref<ir::Function>(nf));
+    out.add(rebuild_function(f, f.ret_type, f.body, FactCollector(f, ctx).run()));
   }
   return out;
 }

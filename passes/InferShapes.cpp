@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "ir/OpRegistry.h"
+#include "passes/IRUtil.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
@@ -19,12 +20,6 @@ using namespace ir;
 using SymbolMap = std::map<std::string, sym::Expr>;
 
 constexpr size_t kMaxInstantiationDepth = 32;
-
-bool is_generic(const Function& f) {
-  for (const VarRef& p : f.params)
-    if (p->type.kind == Type::Kind::Any || p->type.is_attribute()) return true;
-  return false;
-}
 
 // A declared return type to check: not left out, and not `tensor` (any tensor).
 bool declares_type(const Type& t) {
@@ -54,53 +49,6 @@ Type canon(const Type& t) {
   for (Type& f : out.fields)
     f = canon(f);
   return out;
-}
-
-void add_symbols(const sym::Expr& e, std::set<std::string>& out) {
-  for (const std::string& s : sym::free_symbols(e))
-    out.insert(s);
-}
-
-void add_symbols(const Type& t, std::set<std::string>& out) {
-  for (const sym::Expr& d : t.shape)
-    add_symbols(d, out);
-  for (const Type& f : t.fields)
-    add_symbols(f, out);
-}
-
-// Every symbol written in a graph expression (asserted types, dims lists).
-void add_symbols(const Expr& e, std::set<std::string>& out) {
-  if (!e.defined()) return;
-  if (const ShapeExpr* s = e.as<ShapeExpr>()) {
-    for (const sym::Expr& d : s->dims)
-      add_symbols(d, out);
-  } else if (const ListExpr* l = e.as<ListExpr>()) {
-    for (const Expr& i : l->items)
-      add_symbols(i, out);
-  } else if (const Call* c = e.as<Call>()) {
-    for (const Expr& a : c->args)
-      add_symbols(a, out);
-    for (const KeywordArg& k : c->kwargs)
-      add_symbols(k.value, out);
-  } else if (const Tuple* t = e.as<Tuple>()) {
-    for (const Expr& f : t->fields)
-      add_symbols(f, out);
-  } else if (const GetItem* g = e.as<GetItem>()) {
-    add_symbols(g->tuple, out);
-  } else if (const If* i = e.as<If>()) {
-    add_symbols(i->cond, out);
-    add_symbols(i->then_branch, out);
-    add_symbols(i->else_branch, out);
-  } else if (const Block* b = e.as<Block>()) {
-    for (const Binding& bind : b->bindings) {
-      // Only what was written: the types of other bindings may be inferred ones.
-      if (bind.has_asserted_type)
-        for (const VarRef& v : bind.vars)
-          add_symbols(v->type, out);
-      add_symbols(bind.value, out);
-    }
-    add_symbols(b->result, out);
-  }
 }
 
 // bool < int < float: the kinds of literal a weak type stands for.
@@ -273,7 +221,7 @@ Ref<Function> BodyInferrer::run_top_level() {
   for (const WhereClause& w : fn_.where)
     add_symbols(w.predicate, all);
   add_symbols(fn_.ret_type, all);
-  add_symbols(fn_.body, all);
+  collect_symbols(fn_.body, false, all); // only what was written: other types are inferred
   for (const std::string& name : all)
     s_.ctx.reserve_symbol(name);
 

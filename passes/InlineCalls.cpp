@@ -6,6 +6,7 @@
 
 #include "ir/OpRegistry.h"
 #include "passes/CollectFacts.h"
+#include "passes/IRUtil.h"
 #include "passes/InferShapes.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
@@ -21,82 +22,6 @@ using SymbolMap = std::map<std::string, sym::Expr>;
 
 // Calls nest at most this deep (infer_shapes instantiates 32 levels); one level per round.
 constexpr int kMaxRounds = 40;
-
-bool is_generic(const ir::Function& f) {
-  for (const ir::VarRef& p : f.params)
-    if (p->type.kind == ir::Type::Kind::Any || p->type.is_attribute()) return true;
-  return false;
-}
-
-void add_symbols(const sym::Expr& e, std::set<std::string>& out) {
-  if (!e.defined()) return;
-  for (const std::string& s : sym::free_symbols(e))
-    out.insert(s);
-}
-
-void add_symbols(const ir::Type& t, std::set<std::string>& out) {
-  for (const sym::Expr& d : t.shape)
-    add_symbols(d, out);
-  for (const ir::Type& f : t.fields)
-    add_symbols(f, out);
-}
-
-// The symbols written in a body (dims lists, asserted types), and with `all` those of every
-// inferred type too; the names of its vars.
-void collect(const Expr& e, bool all, std::set<std::string>& symbols,
-             std::set<std::string>* names) {
-  if (!e.defined()) return;
-  if (all) add_symbols(e->type, symbols);
-  switch (e.kind()) {
-  case ir::NodeKind::Var:
-    if (names) names->insert(e.as<ir::Var>()->name);
-    return;
-  case ir::NodeKind::ShapeExpr:
-    for (const sym::Expr& d : e.as<ir::ShapeExpr>()->dims)
-      add_symbols(d, symbols);
-    return;
-  case ir::NodeKind::ListExpr:
-    for (const Expr& i : e.as<ir::ListExpr>()->items)
-      collect(i, all, symbols, names);
-    return;
-  case ir::NodeKind::Call: {
-    const ir::Call* c = e.as<ir::Call>();
-    for (const Expr& a : c->args)
-      collect(a, all, symbols, names);
-    for (const ir::KeywordArg& k : c->kwargs)
-      collect(k.value, all, symbols, names);
-    return;
-  }
-  case ir::NodeKind::Tuple:
-    for (const Expr& f : e.as<ir::Tuple>()->fields)
-      collect(f, all, symbols, names);
-    return;
-  case ir::NodeKind::GetItem:
-    collect(e.as<ir::GetItem>()->tuple, all, symbols, names);
-    return;
-  case ir::NodeKind::If: {
-    const ir::If* i = e.as<ir::If>();
-    collect(i->cond, all, symbols, names);
-    collect(i->then_branch, all, symbols, names);
-    collect(i->else_branch, all, symbols, names);
-    return;
-  }
-  case ir::NodeKind::Block: {
-    const ir::Block* b = e.as<ir::Block>();
-    for (const ir::Binding& bind : b->bindings) {
-      for (const ir::VarRef& v : bind.vars) {
-        if (names) names->insert(v->name);
-        if (all || bind.has_asserted_type) add_symbols(v->type, symbols);
-      }
-      collect(bind.value, all, symbols, names);
-    }
-    collect(b->result, all, symbols, names);
-    return;
-  }
-  default:
-    return;
-  }
-}
 
 // Names of one round: vars and symbols share one namespace, callees' names are avoided, and
 // the fn's own bindings keep their names (callee bindings inlined before them get others).
@@ -176,7 +101,7 @@ public:
     for (const ir::ShapeFact& fact : f.facts)
       add_symbols(fact.predicate, symbols);
     add_symbols(f.ret_type, symbols);
-    collect(f.body, true, symbols, &own_names);
+    collect_symbols(f.body, true, symbols, &own_names);
     for (const std::string& s : symbols)
       names_.reserve(s);
     for (const std::string& n : own_names)
@@ -193,16 +118,10 @@ public:
     std::vector<ir::Binding> out;
     const ir::Block* body = f_.body.as<ir::Block>();
     Value r = block(*body, scope, out, "result");
-    auto* nf = new ir::Function();
-    nf->name = f_.name;
-    nf->params = f_.params;
-    nf->defaults = f_.defaults;
-    nf->ret_type = f_.ret_type;
-    nf->where = f_.where;
-    nf->loc = f_.loc;
-    nf->body = ir::Block::make(std::move(out), materialize(r), body->loc);
     *inlined = inlined_;
-    return failed_ ? nullptr : Ref<ir::Function>(nf);
+    if (failed_) return nullptr;
+    return rebuild_function(f_, f_.ret_type,
+                            ir::Block::make(std::move(out), materialize(r), body->loc), {});
   }
 
 private:
@@ -672,7 +591,7 @@ private:
     solve(pairs, inner.symbols);
     // Symbols the body introduces itself (type assertions) get fresh names.
     std::set<std::string> body_symbols;
-    collect(g.body, false, body_symbols, nullptr);
+    collect_symbols(g.body, false, body_symbols);
     for (const std::string& n : body_symbols)
       if (!inner.symbols.count(n)) inner.symbols[n] = sym::sym(names_.fresh(n));
     Value r = block(*g.body.as<ir::Block>(), inner, out, hint);
@@ -856,15 +775,8 @@ Ref<ir::Function> substitute_symbols(const ir::Function& f, const SymbolMap& map
       }
     }
   } rw{map, {}};
-  auto* nf = new ir::Function();
-  nf->name = f.name;
-  nf->params = f.params;
-  nf->defaults = f.defaults;
-  nf->ret_type = rw.type(f.ret_type);
-  nf->where = f.where;
-  nf->body = rw.expr(f.body);
-  nf->loc = f.loc;
-  return Ref<ir::Function>(nf);
+  ir::Type ret_type = rw.type(f.ret_type);
+  return rebuild_function(f, ret_type, rw.expr(f.body), {});
 }
 
 // The facts with `map` applied; those that became trivially true are dropped.
@@ -934,18 +846,9 @@ private:
       facts = merge_facts(substitute_facts(facts, resolved), typed->facts);
       current = typed;
     }
-    auto* nf = new ir::Function();
-    nf->name = current->name;
-    nf->params = current->params;
-    nf->defaults = current->defaults;
-    nf->ret_type = current->ret_type;
-    nf->where = current->where;
-    nf->body = current->body;
-    nf->loc = current->loc;
-    nf->facts = facts;
     ir::Module one;
     one.imports = imports_;
-    one.add(Ref<ir::Function>(nf));
+    one.add(rebuild_function(*current, current->ret_type, current->body, facts));
     ir::Module decided = collect_facts(one, ctx_);
     return decided.decls.front().fn;
   }

@@ -5,15 +5,14 @@
 
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
+#include "passes/IRUtil.h"
 #include "passes/legalize/Context.h"
 #include "passes/legalize/Families.h"
-#include "symbolic/Eval.h"
 
 namespace dsc::passes {
 
 namespace {
 
-namespace sym = symbolic;
 using lowering::FnContext;
 
 enum class Family : uint8_t { Elementwise, Reduce, Layout, Matmul, Conv, Creation };
@@ -24,20 +23,6 @@ const std::map<std::string, Family, std::less<>>& families() {
 #include "ir/Ops.def"
   };
   return table;
-}
-
-bool is_generic(const ir::Function& f) {
-  for (const ir::VarRef& p : f.params)
-    if (p->type.kind == ir::Type::Kind::Any || p->type.is_attribute()) return true;
-  return false;
-}
-
-void add_symbols(const ir::Type& t, std::set<std::string>& out) {
-  for (const sym::Expr& d : t.shape)
-    for (const std::string& s : sym::free_symbols(d))
-      out.insert(s);
-  for (const ir::Type& f : t.fields)
-    add_symbols(f, out);
 }
 
 bool is_atom(const ir::Expr& e) {
@@ -68,16 +53,8 @@ public:
                                                "inline_calls first)");
       return nullptr;
     }
-    auto* nf = new ir::Function();
-    nf->name = f_.name;
-    nf->params = f_.params;
-    nf->defaults = f_.defaults;
-    nf->ret_type = f_.ret_type;
-    nf->where = f_.where;
-    nf->facts = f_.facts;
-    nf->loc = f_.loc;
-    nf->body = ir::Block::make(std::move(out), body->result, body->loc);
-    return Ref<ir::Function>(nf);
+    return rebuild_function(f_, f_.ret_type,
+                            ir::Block::make(std::move(out), body->result, body->loc), f_.facts);
   }
 
 private:

@@ -4,30 +4,15 @@
 #include <ostream>
 
 #include "ir/Printer.h"
-#include "ir/Verifier.h"
 #include "passes/InlineCalls.h"
 #include "passes/Legalize.h"
 #include "passes/LowerHost.h"
 #include "passes/Schedule.h"
+#include "passes/VerifyAfter.h"
 
 namespace dsc::passes {
 
 namespace {
-
-// In debug builds the verifier runs after every pass; a violation is a compiler bug.
-void verify_after(const char* pass, const ir::Module& m) {
-#ifndef NDEBUG
-  ir::VerifyOptions options;
-  options.require_types = true;
-  std::vector<std::string> problems = ir::verify(m, options);
-  if (problems.empty()) return;
-  std::string all;
-  for (const std::string& p : problems) all += "\n  " + p;
-  internal_error << "the IR after " << pass << " is invalid:" << all;
-#else
-  (void)pass, (void)m;
-#endif
-}
 
 class Printer {
 public:

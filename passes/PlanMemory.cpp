@@ -69,14 +69,23 @@ MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, const symboli
   for (size_t i = 0; i < buffers.size(); ++i) plan.offsets.push_back(block_offset[plan.block_of[i]]);
 
   // Peak: the largest sum of live bytes over the steps where a buffer starts (the sum only
-  // grows at a definition).
-  Expr peak = symbolic::Expr(0);
+  // grows at a definition). Sums that are provably no larger than another are dropped, so
+  // the max stays short.
+  std::vector<Expr> sums;
   for (const BufferLifetime& at : buffers) {
     Expr live = symbolic::Expr(0);
     for (const BufferLifetime& b : buffers)
       if (b.first <= at.first && at.first <= b.last) live = live + aligned(b.bytes, facts, ctx);
-    peak = symbolic::max(peak, live);
+    live = symbolic::simplify(live, facts);
+    bool dominated = false;
+    for (const Expr& kept : sums)
+      dominated = dominated || proved(symbolic::le(live, kept), facts, ctx);
+    if (dominated) continue;
+    std::erase_if(sums, [&](const Expr& kept) { return proved(symbolic::le(kept, live), facts, ctx); });
+    sums.push_back(live);
   }
+  Expr peak = symbolic::Expr(0);
+  for (const Expr& live : sums) peak = sums.size() == 1 ? live : symbolic::max(peak, live);
   plan.peak_bytes = symbolic::simplify(peak, facts);
   return plan;
 }

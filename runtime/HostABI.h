@@ -61,7 +61,8 @@ void* dsc_rt_input_data(const DLTensor* tensor);
 // The call's arena: `bytes` bytes, 64-byte aligned, uninitialised, valid until the call
 // returns (0 bytes still gives a valid pointer). Call at most once per call. NULL (and an
 // error recorded) when `bytes` is negative or more than the machine's memory, or the memory
-// is not available.
+// is not available. The memory is reused by the next call on the same thread (it is kept,
+// and grown when a call needs more, until the thread ends).
 void* dsc_rt_arena(dsc_call* call, int64_t bytes);
 
 // Allocates output `index` with the given dtype and shape; returns its data pointer (64-byte

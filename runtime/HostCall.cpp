@@ -10,9 +10,21 @@ using dsc::runtime::Tensor;
 dsc_call::dsc_call(const FunctionInfo* function)
     : info(function), outputs(function ? function->outputs.size() : 0) {}
 
-dsc_call::~dsc_call() {
-  std::free(arena);
-}
+dsc_call::~dsc_call() = default; // the arena belongs to the thread's ArenaCache
+
+namespace {
+
+// The arena of the calls on this thread, kept from one call to the next and replaced only
+// when a call needs more: a model run in a loop then does not map and fault in fresh pages
+// on every call. It is freed when the thread ends. Calls on one thread never overlap.
+struct ArenaCache {
+  void* memory = nullptr;
+  uint64_t capacity = 0;
+  ~ArenaCache() { std::free(memory); }
+};
+thread_local ArenaCache arena_cache;
+
+} // namespace
 
 int32_t dsc_call::fail(std::string message) {
   if (error.empty()) error = std::move(message);
@@ -203,10 +215,21 @@ void* dsc_rt_arena(dsc_call* call, int64_t bytes) {
                " bytes, a negative size");
     return nullptr;
   }
+  if (static_cast<uint64_t>(bytes) <= arena_cache.capacity && arena_cache.memory) {
+    call->arena = arena_cache.memory;
+    return call->arena;
+  }
+  std::free(arena_cache.memory);
+  arena_cache = {};
   std::string error;
   call->arena = aligned_allocate(static_cast<uint64_t>(bytes),
                                  "the arena of " + function_label(call), &error);
-  if (!call->arena) call->fail(error);
+  if (!call->arena) {
+    call->fail(error);
+    return nullptr;
+  }
+  arena_cache.memory = call->arena;
+  arena_cache.capacity = static_cast<uint64_t>(bytes);
   return call->arena;
 }
 

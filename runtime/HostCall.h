@@ -23,7 +23,7 @@ struct dsc_call {
   std::string error;
   // One slot per manifest output; undefined until dsc_rt_output allocates it.
   std::vector<dsc::runtime::Tensor> outputs;
-  void* arena = nullptr; // std::free'd with the call
+  void* arena = nullptr; // the thread's cached arena (HostCall.cpp), valid during the call
   bool arena_requested = false;
   int64_t arena_bytes = 0;
 

@@ -18,6 +18,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "backends/cpu/KernelCodegen.h"
+#include "backends/cpu/LlvmModuleBuilder.h"
 #include "runtime/HostABI.h"
 
 namespace dsc::cpu {
@@ -26,38 +27,11 @@ namespace {
 
 std::string kernel_symbol(const std::string& prim) { return "dsc_kernel_" + prim; }
 
-std::string print(const llvm::Module& m) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  m.print(os, nullptr);
-  return out;
-}
-
 std::string message(llvm::Error e) {
   std::string out;
   llvm::raw_string_ostream os(out);
   os << e;
   return out;
-}
-
-void optimize(llvm::Module& m, llvm::TargetMachine& tm, int level) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel o = level <= 0   ? llvm::OptimizationLevel::O0
-                              : level == 1 ? llvm::OptimizationLevel::O1
-                              : level == 2 ? llvm::OptimizationLevel::O2
-                                           : llvm::OptimizationLevel::O3;
-  llvm::ModulePassManager mpm =
-      level <= 0 ? pb.buildO0DefaultPipeline(o) : pb.buildPerModuleDefaultPipeline(o);
-  mpm.run(m, mam);
 }
 
 } // namespace
@@ -120,8 +94,8 @@ std::unique_ptr<KernelJit> KernelJit::compile(const std::vector<Ref<ir::PrimFunc
       return nullptr;
     }
   }
-  impl.emitted = print(*module);
-  optimize(*module, **tm, options.opt_level);
+  impl.emitted = llvm_module_text(*module);
+  optimize_llvm_module(*module, **tm, options.opt_level, llvm::PipelineTuningOptions());
   {
     std::string problems;
     llvm::raw_string_ostream os(problems);
@@ -130,7 +104,7 @@ std::unique_ptr<KernelJit> KernelJit::compile(const std::vector<Ref<ir::PrimFunc
       return nullptr;
     }
   }
-  impl.optimized = print(*module);
+  impl.optimized = llvm_module_text(*module);
 
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
       llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();

@@ -116,13 +116,18 @@ bool build_llvm_module(const ir::Module& m, const std::vector<ir::HostProgram>& 
 }
 
 void optimize_llvm_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = opt_level >= 2;
+  tuning.SLPVectorization = opt_level >= 2;
+  optimize_llvm_module(module, tm, opt_level, tuning);
+}
+
+void optimize_llvm_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_level,
+                          const llvm::PipelineTuningOptions& tuning) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopVectorization = opt_level >= 2;
-  tuning.SLPVectorization = opt_level >= 2;
   llvm::PassBuilder builder(&tm, tuning);
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
@@ -134,7 +139,7 @@ void optimize_llvm_module(llvm::Module& module, llvm::TargetMachine& tm, int opt
       &llvm::OptimizationLevel::O0, &llvm::OptimizationLevel::O1, &llvm::OptimizationLevel::O2,
       &llvm::OptimizationLevel::O3};
   const llvm::OptimizationLevel& level = *kLevels[std::clamp(opt_level, 0, 3)];
-  llvm::ModulePassManager passes = opt_level == 0 ? builder.buildO0DefaultPipeline(level)
+  llvm::ModulePassManager passes = opt_level <= 0 ? builder.buildO0DefaultPipeline(level)
                                                   : builder.buildPerModuleDefaultPipeline(level);
   passes.run(module, mam);
 }

@@ -15,6 +15,10 @@
 #include "ir/Module.h"
 #include "runtime/Manifest.h"
 
+namespace llvm {
+class PipelineTuningOptions;
+} // namespace llvm
+
 namespace dsc::cpu {
 
 struct LlvmModule {
@@ -31,8 +35,12 @@ bool build_llvm_module(const ir::Module& m, const std::vector<ir::HostProgram>& 
                        llvm::TargetMachine& tm, int vector_width, const std::string* manifest_json,
                        LlvmModule* out, std::string* error);
 
-// LLVM's default O0..O3 pipeline with the target machine's cost model (vector widths).
+// LLVM's default O0..O3 pipeline with the target machine's cost model (vector widths), loop and
+// SLP vectorization from O2 on.
 void optimize_llvm_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_level);
+// The same pipeline with `tuning` as given (KernelJit keeps LLVM's defaults).
+void optimize_llvm_module(llvm::Module& module, llvm::TargetMachine& tm, int opt_level,
+                          const llvm::PipelineTuningOptions& tuning);
 
 // The module as LLVM assembly text.
 std::string llvm_module_text(const llvm::Module& module);

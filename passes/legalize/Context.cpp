@@ -1,6 +1,7 @@
 #include "passes/legalize/Context.h"
 
 #include "ir/Printer.h"
+#include "passes/IRUtil.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
@@ -8,78 +9,6 @@
 namespace dsc::passes::lowering {
 
 namespace sym = symbolic;
-
-namespace {
-
-void add_symbols(const sym::Expr& e, std::set<std::string>& out) {
-  if (!e.defined()) return;
-  for (const std::string& s : sym::free_symbols(e))
-    out.insert(s);
-}
-
-void add_symbols(const ir::Type& t, std::set<std::string>& out) {
-  for (const sym::Expr& d : t.shape)
-    add_symbols(d, out);
-  for (const ir::Type& f : t.fields)
-    add_symbols(f, out);
-}
-
-// Every symbol and every var name of a graph expression.
-void collect(const ir::Expr& e, std::set<std::string>& symbols, std::set<std::string>& names) {
-  if (!e.defined()) return;
-  add_symbols(e->type, symbols);
-  switch (e.kind()) {
-  case ir::NodeKind::Var:
-    names.insert(e.as<ir::Var>()->name);
-    return;
-  case ir::NodeKind::ShapeExpr:
-    for (const sym::Expr& d : e.as<ir::ShapeExpr>()->dims)
-      add_symbols(d, symbols);
-    return;
-  case ir::NodeKind::ListExpr:
-    for (const ir::Expr& i : e.as<ir::ListExpr>()->items)
-      collect(i, symbols, names);
-    return;
-  case ir::NodeKind::Call: {
-    const ir::Call* c = e.as<ir::Call>();
-    for (const ir::Expr& a : c->args)
-      collect(a, symbols, names);
-    for (const ir::KeywordArg& k : c->kwargs)
-      collect(k.value, symbols, names);
-    return;
-  }
-  case ir::NodeKind::Tuple:
-    for (const ir::Expr& f : e.as<ir::Tuple>()->fields)
-      collect(f, symbols, names);
-    return;
-  case ir::NodeKind::GetItem:
-    collect(e.as<ir::GetItem>()->tuple, symbols, names);
-    return;
-  case ir::NodeKind::If: {
-    const ir::If* i = e.as<ir::If>();
-    collect(i->cond, symbols, names);
-    collect(i->then_branch, symbols, names);
-    collect(i->else_branch, symbols, names);
-    return;
-  }
-  case ir::NodeKind::Block: {
-    const ir::Block* b = e.as<ir::Block>();
-    for (const ir::Binding& bind : b->bindings) {
-      for (const ir::VarRef& v : bind.vars) {
-        names.insert(v->name);
-        add_symbols(v->type, symbols);
-      }
-      collect(bind.value, symbols, names);
-    }
-    collect(b->result, symbols, names);
-    return;
-  }
-  default:
-    return;
-  }
-}
-
-} // namespace
 
 FnContext::FnContext(ir::Module& out, std::set<std::string>& taken, const ir::Function& fn,
                      PassContext& pass)
@@ -101,7 +30,7 @@ FnContext::FnContext(ir::Module& out, std::set<std::string>& taken, const ir::Fu
     if (f.status != ir::ShapeFact::Status::Unchecked) facts_.add(f.predicate);
   }
   add_symbols(fn.ret_type, symbols_);
-  collect(fn.body, symbols_, var_names_);
+  collect_symbols(fn.body, true, symbols_, &var_names_);
 }
 
 Diagnostic& FnContext::unsupported(const std::string& what) {

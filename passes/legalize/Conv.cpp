@@ -11,13 +11,6 @@ namespace dsc::passes::lowering {
 
 namespace {
 
-namespace sym = symbolic;
-using ir::BinaryOp;
-using ir::DType;
-using ir::PrimExpr;
-using ir::Stmt;
-using Indices = PrimBuilder::Indices;
-
 // An int or an [h, w] pair of ints.
 std::pair<int64_t, int64_t> pair_arg(const ir::BoundArgs& args, size_t i) {
   if (const ir::ShapeExpr* s = args[i].as<ir::ShapeExpr>()) {

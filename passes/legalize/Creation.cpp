@@ -10,16 +10,6 @@ namespace dsc::passes::lowering {
 
 namespace {
 
-namespace sym = symbolic;
-using ir::DType;
-using ir::PrimExpr;
-using ir::Stmt;
-using Indices = PrimBuilder::Indices;
-
-sym::Expr dim_arg(const ir::BoundArgs& args, size_t i) {
-  return sym::simplify(args[i].as<ir::ShapeExpr>()->dims.at(0));
-}
-
 ir::Expr fill(PrimBuilder& pb, const ir::Type& type, const PrimExpr& value) {
   Operand out = pb.output(type, "out");
   Stmt body = pb.loops(type.shape, [&](const Indices& i) { return pb.write(out, i, value); });

@@ -14,11 +14,6 @@ namespace dsc::passes::lowering {
 
 namespace {
 
-using ir::BinaryOp;
-using ir::DType;
-using ir::PrimExpr;
-using ir::Stmt;
-
 // The value of one element, after the statements that compute it.
 struct Element {
   std::vector<Stmt> pre;

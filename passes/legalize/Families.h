@@ -8,6 +8,7 @@
 #include "ir/Module.h"
 #include "ir/OpRegistry.h"
 #include "passes/legalize/Context.h"
+#include "symbolic/Simplify.h"
 
 namespace dsc::passes::lowering {
 
@@ -31,5 +32,10 @@ ir::Expr lower_conv(const ir::Call& call, const ir::BoundArgs& args, const ir::T
 // arange, full, zeros, shape_of (nonzero is reported as unsupported).
 ir::Expr lower_creation(const ir::Call& call, const ir::BoundArgs& args, const ir::Type& type,
                         FnContext& ctx);
+
+// Argument `i`, a dims list of one dim (arange's start, slice's step), as that dim simplified.
+inline symbolic::Expr dim_arg(const ir::BoundArgs& args, size_t i) {
+  return symbolic::simplify(args[i].as<ir::ShapeExpr>()->dims.at(0));
+}
 
 } // namespace dsc::passes::lowering

@@ -13,20 +13,9 @@ namespace dsc::passes::lowering {
 
 namespace {
 
-namespace sym = symbolic;
-using ir::BinaryOp;
-using ir::DType;
-using ir::PrimExpr;
-using ir::Stmt;
-using Indices = PrimBuilder::Indices;
-
 size_t axis_arg(const ir::BoundArgs& args, size_t i, size_t rank) {
   int64_t a = std::get<int64_t>(args[i].as<ir::Literal>()->value);
   return static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(rank) : a);
-}
-
-sym::Expr dim_arg(const ir::BoundArgs& args, size_t i) {
-  return sym::simplify(args[i].as<ir::ShapeExpr>()->dims.at(0));
 }
 
 std::optional<int64_t> as_const(const sym::Expr& e) {
@@ -164,16 +153,7 @@ ir::Expr pad(PrimBuilder& pb, const ir::BoundArgs& args, const ir::Type& type) {
   for (const sym::Expr& p : args[1].as<ir::ShapeExpr>()->dims)
     pads.push_back(sym::simplify(p));
   // The fill as the interpreter stores it: as_float(value), then store_f.
-  double fill = 0.0;
-  if (args[2].defined()) {
-    const LiteralValue& v = args[2].as<ir::Literal>()->value;
-    if (const int64_t* iv = std::get_if<int64_t>(&v))
-      fill = static_cast<double>(*iv);
-    else if (const double* fv = std::get_if<double>(&v))
-      fill = *fv;
-    else
-      fill = std::get<bool>(v) ? 1.0 : 0.0;
-  }
+  double fill = args[2].defined() ? literal_as_double(args[2].as<ir::Literal>()->value) : 0.0;
   PrimExpr fill_value = stored_constant(LiteralValue(fill), out.dtype);
   Stmt body = pb.loops(type.shape, [&](const Indices& i) {
     Indices src;

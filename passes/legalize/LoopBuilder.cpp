@@ -7,11 +7,6 @@
 
 namespace dsc::passes::lowering {
 
-namespace sym = symbolic;
-using ir::DType;
-using ir::PrimExpr;
-using ir::Stmt;
-
 namespace {
 
 // Words of the language and scalar functions: never names in a generated prim.

@@ -94,4 +94,12 @@ private:
 // The symbols a statement uses (indices, loop bounds, allocations), less its loop variables.
 std::set<std::string> used_symbols(const ir::Stmt& s);
 
+// The short names the lowering of every op family writes prims with.
+namespace sym = symbolic;
+using ir::BinaryOp;
+using ir::DType;
+using ir::PrimExpr;
+using ir::Stmt;
+using Indices = PrimBuilder::Indices;
+
 } // namespace dsc::passes::lowering

@@ -14,13 +14,6 @@ namespace dsc::passes::lowering {
 
 namespace {
 
-namespace sym = symbolic;
-using ir::BinaryOp;
-using ir::DType;
-using ir::PrimExpr;
-using ir::Stmt;
-using Indices = PrimBuilder::Indices;
-
 std::vector<sym::Expr> batch_of(const ir::Type& t) {
   return std::vector<sym::Expr>(t.shape.begin(), t.shape.end() - 2);
 }

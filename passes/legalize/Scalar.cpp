@@ -11,6 +11,12 @@ namespace dsc::passes::lowering {
 using ir::DType;
 using ir::PrimExpr;
 
+double literal_as_double(const LiteralValue& v) {
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  if (const double* f = std::get_if<double>(&v)) return *f;
+  return std::get<bool>(v) ? 1.0 : 0.0;
+}
+
 DType compute_dtype(DType d) {
   return d == DType::F16 || d == DType::BF16 ? DType::F32 : d;
 }
@@ -103,13 +109,7 @@ PrimExpr immediate(const LiteralValue& v, DType op_dtype) {
     if (const bool* b = std::get_if<bool>(&v)) return int_imm(op_dtype, *b ? 1 : 0);
     return convert(float_imm(DType::F64, std::get<double>(v)), op_dtype);
   }
-  double x = 0;
-  if (const int64_t* i = std::get_if<int64_t>(&v))
-    x = static_cast<double>(*i);
-  else if (const double* f = std::get_if<double>(&v))
-    x = *f;
-  else
-    x = std::get<bool>(v) ? 1.0 : 0.0;
+  double x = literal_as_double(v);
   if (op_dtype == DType::F16 || op_dtype == DType::BF16)
     return ir::Cast::make(DType::F32, ir::Cast::make(op_dtype, float_imm(DType::F32, x)));
   return float_imm(op_dtype, x);

@@ -3,10 +3,11 @@
 #include <sstream>
 
 #include "ir/Printer.h"
-#include "ir/Verifier.h"
 #include "lang/Frontend.h"
 #include "passes/CollectFacts.h"
+#include "passes/IRUtil.h"
 #include "passes/InferShapes.h"
+#include "passes/VerifyAfter.h"
 #include "support/File.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
@@ -23,26 +24,6 @@ std::optional<uint32_t> load_source(const std::string& path, SourceManager& sour
   }
   return sources.add(path, std::move(*text));
 }
-
-namespace {
-
-// In debug builds the verifier runs after every step; a violation is a compiler bug.
-void verify_after(const char* step, const ir::Module& m, bool typed) {
-#ifndef NDEBUG
-  ir::VerifyOptions options;
-  options.require_types = typed;
-  std::vector<std::string> problems = ir::verify(m, options);
-  if (problems.empty()) return;
-  std::string all;
-  for (const std::string& p : problems)
-    all += "\n  " + p;
-  internal_error << "the IR after " << step << " is invalid:" << all;
-#else
-  (void)step, (void)m, (void)typed;
-#endif
-}
-
-} // namespace
 
 std::optional<Checked> check_buffer(SourceManager& sources, uint32_t file, DiagnosticEngine& diags,
                                     symbolic::Prover& prover) {
@@ -66,24 +47,18 @@ std::optional<Checked> check_buffer(SourceManager& sources, uint32_t file, Diagn
     }
     return std::nullopt;
   }
-  verify_after("parsing", *parsed, false);
+  passes::verify_after("parsing", *parsed, false);
   passes::PassContext ctx{diags, prover};
   ir::Module typed = passes::infer_shapes(*parsed, ctx);
   if (diags.has_errors()) return std::nullopt;
-  verify_after("infer_shapes", typed, true);
+  passes::verify_after("infer_shapes", typed);
   ir::Module decided = passes::collect_facts(typed, ctx);
   if (diags.has_errors()) return std::nullopt;
-  verify_after("collect_facts", decided, true);
+  passes::verify_after("collect_facts", decided);
   return Checked{std::move(decided)};
 }
 
 namespace {
-
-bool is_generic(const ir::Function& f) {
-  for (const ir::VarRef& p : f.params)
-    if (p->type.kind == ir::Type::Kind::Any || p->type.is_attribute()) return true;
-  return false;
-}
 
 std::string canonical_type(const ir::Type& t) {
   if (!t.is_tensor()) {
@@ -125,7 +100,7 @@ std::string format_shapes(const ir::Module& m) {
     for (size_t i = 0; i < f.params.size(); ++i)
       os << (i ? ", " : "") << f.params[i]->name << ": " << canonical_type(f.params[i]->type);
     os << ")";
-    if (is_generic(f)) {
+    if (passes::is_generic(f)) {
       os << "  # generic: typed per call\n";
       continue;
     }
@@ -158,7 +133,7 @@ const char* status_name(ir::ShapeFact::Status s) {
 std::string format_facts(const ir::Module& m, const SourceManager& sources) {
   std::ostringstream os;
   for (const ir::Module::Decl& d : m.decls) {
-    if (!d.fn || is_generic(*d.fn)) continue;
+    if (!d.fn || passes::is_generic(*d.fn)) continue;
     os << "fn " << d.fn->name << "\n";
     for (const ir::ShapeFact& fact : d.fn->facts) {
       os << "  ";

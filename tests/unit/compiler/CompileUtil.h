@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
@@ -21,13 +20,9 @@
 #include "passes/InferShapes.h"
 #include "passes/Pipeline.h"
 #include "symbolic/Eval.h"
+#include "tests/unit/FrontendUtil.h"
 
 namespace dsc::testing {
-
-inline std::string source_dir() {
-  if (const char* env = std::getenv("DSC_SOURCE_DIR")) return env;
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-}
 
 struct CompiledProgram {
   ir::Module typed;                     // for the reference interpreter
@@ -43,17 +38,14 @@ inline CompiledProgram compile_program(const std::string& text, const std::strin
   DiagnosticEngine diags(sources);
   symbolic::Prover prover;
   uint32_t file = sources.add("test.dsc", text);
-  lang::FrontendOptions options;
-  options.stdlib_dirs = {source_dir() + "/stdlib"};
-  std::optional<ir::Module> m = lang::parse_module(sources, file, diags, options);
+  std::optional<ir::Module> m = lang::parse_module(sources, file, diags, stdlib_options());
   passes::PassContext ctx{diags, prover};
   std::optional<passes::Lowered> lowered;
   if (m && !diags.has_errors()) {
     out.typed = passes::collect_facts(passes::infer_shapes(*m, ctx), ctx);
     if (!diags.has_errors()) lowered = passes::lower_module(out.typed, {entry}, ctx);
   }
-  for (const Diagnostic& d : diags.diagnostics())
-    out.errors += std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message + "\n";
+  out.errors = diagnostic_lines(diags);
   if (!lowered || !out.errors.empty()) {
     if (out.errors.empty()) out.errors = "lowering failed without a diagnostic";
     return out;

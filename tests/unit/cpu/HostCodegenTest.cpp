@@ -37,9 +37,7 @@ TEST_F(HostCodegenTest, AddReluThroughArena) {
   ASSERT_TRUE(model);
   for (int64_t n : {1, 7, 33, 100}) {
     std::vector<float> x = random_floats(size_t(n), uint64_t(n));
-    std::vector<Tensor> inputs;
-    inputs.push_back(f32_tensor({n}, x));
-    runtime::CallResult r = run(*model, "f", inputs);
+    runtime::CallResult r = run(*model, "f", tensors(f32_tensor({n}, x)));
     ASSERT_TRUE(r.ok()) << r.error;
     ASSERT_EQ(r.outputs.size(), 1u);
     EXPECT_EQ(r.outputs[0].shape(), std::vector<int64_t>{n});
@@ -51,9 +49,7 @@ TEST_F(HostCodegenTest, AddReluThroughArena) {
 TEST_F(HostCodegenTest, EmptyInput) {
   auto model = compile({add_relu_program()});
   ASSERT_TRUE(model);
-  std::vector<Tensor> inputs;
-  inputs.push_back(f32_tensor({0}, {}));
-  runtime::CallResult r = run(*model, "f", inputs);
+  runtime::CallResult r = run(*model, "f", tensors(f32_tensor({0}, {})));
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.outputs[0].shape(), std::vector<int64_t>{0});
 }
@@ -64,10 +60,8 @@ TEST_F(HostCodegenTest, MatmulAliasAndCopy) {
   for (int64_t s : {1, 7, 33, 100}) {
     const int64_t m = s, k = s % 5 + 3, n = (s * 3) % 11 + 1;
     std::vector<float> a = random_floats(size_t(m * k), 1), b = random_floats(size_t(k * n), 2);
-    std::vector<Tensor> inputs;
-    inputs.push_back(f32_tensor({m, k}, a));
-    inputs.push_back(f32_tensor({k, n}, b));
-    runtime::CallResult r = run(*model, "mm", inputs);
+    runtime::CallResult r =
+        run(*model, "mm", tensors(f32_tensor({m, k}, a), f32_tensor({k, n}, b)));
     ASSERT_TRUE(r.ok()) << r.error;
     EXPECT_EQ(r.outputs[0].shape(), std::vector<int64_t>{m * n});
     expect_near(values(r.outputs[0]), matmul_expected(a, b, m, k, n), 1e-4f);
@@ -79,10 +73,9 @@ TEST_F(HostCodegenTest, TwoOutputsRepeatedSymbolAndConstantDim) {
   ASSERT_TRUE(model);
   for (int64_t s : {1, 7, 33, 100}) {
     std::vector<float> x = random_floats(size_t(s * s), 3);
-    std::vector<Tensor> inputs;
-    inputs.push_back(f32_tensor({s, s}, x));
-    inputs.push_back(f32_tensor({s, 4}, random_floats(size_t(s * 4), 4)));
-    runtime::CallResult r = run(*model, "two", inputs);
+    runtime::CallResult r =
+        run(*model, "two",
+            tensors(f32_tensor({s, s}, x), f32_tensor({s, 4}, random_floats(size_t(s * 4), 4))));
     ASSERT_TRUE(r.ok()) << r.error;
     ASSERT_EQ(r.outputs.size(), 2u);
     EXPECT_EQ(r.outputs[0].shape(), (std::vector<int64_t>{s, s}));
@@ -107,9 +100,7 @@ TEST_F(HostCodegenTest, SeveralFunctionsInOneModel) {
   EXPECT_TRUE(model->host_function("f"));
   EXPECT_TRUE(model->host_function("two"));
   EXPECT_FALSE(model->host_function("nope"));
-  std::vector<Tensor> inputs;
-  inputs.push_back(f32_tensor({2}, {-1.0f, 2.0f}));
-  runtime::CallResult r = run(*model, "f", inputs);
+  runtime::CallResult r = run(*model, "f", tensors(f32_tensor({2}, {-1.0f, 2.0f})));
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(values(r.outputs[0]), (std::vector<float>{0.0f, 6.0f}));
 }
@@ -117,9 +108,7 @@ TEST_F(HostCodegenTest, SeveralFunctionsInOneModel) {
 TEST_F(HostCodegenTest, ViolatedWhereClause) {
   auto model = compile({add_relu_program()});
   ASSERT_TRUE(model);
-  std::vector<Tensor> inputs;
-  inputs.push_back(f32_tensor({101}, random_floats(101, 5)));
-  runtime::CallResult r = run(*model, "f", inputs);
+  runtime::CallResult r = run(*model, "f", tensors(f32_tensor({101}, random_floats(101, 5))));
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.error, "where n <= 100 violated: n = 101 (test.dsc:3:5)");
   EXPECT_TRUE(r.outputs.empty());
@@ -128,14 +117,10 @@ TEST_F(HostCodegenTest, ViolatedWhereClause) {
 TEST_F(HostCodegenTest, WrongDtypeAndRank) {
   auto model = compile({add_relu_program()});
   ASSERT_TRUE(model);
-  std::vector<Tensor> ints;
-  ints.push_back(Tensor::zeros(runtime::dl_int(32), {7}));
-  runtime::CallResult r = run(*model, "f", ints);
+  runtime::CallResult r = run(*model, "f", tensors(Tensor::zeros(runtime::dl_int(32), {7})));
   EXPECT_NE(r.error.find("input 'x' is i32[7]; expected f32[n]"), std::string::npos) << r.error;
 
-  std::vector<Tensor> matrix;
-  matrix.push_back(f32_tensor({2, 3}, random_floats(6, 6)));
-  r = run(*model, "f", matrix);
+  r = run(*model, "f", tensors(f32_tensor({2, 3}, random_floats(6, 6))));
   EXPECT_NE(r.error.find("input 'x' is f32[2, 3]; expected f32[n] (rank 1)"), std::string::npos)
       << r.error;
 }
@@ -143,28 +128,24 @@ TEST_F(HostCodegenTest, WrongDtypeAndRank) {
 TEST_F(HostCodegenTest, DimMismatches) {
   auto model = compile({two_outputs_program(), matmul_program()});
   ASSERT_TRUE(model);
-  std::vector<Tensor> not_square;
-  not_square.push_back(f32_tensor({2, 3}, random_floats(6, 7)));
-  not_square.push_back(f32_tensor({2, 4}, random_floats(8, 8)));
-  runtime::CallResult r = run(*model, "two", not_square);
+  runtime::CallResult r = run(
+      *model, "two",
+      tensors(f32_tensor({2, 3}, random_floats(6, 7)), f32_tensor({2, 4}, random_floats(8, 8))));
   EXPECT_EQ(r.error, "input 'x' dim 1 is 3, but it must equal s = 2");
 
-  std::vector<Tensor> bad_rows;
-  bad_rows.push_back(f32_tensor({2, 2}, random_floats(4, 9)));
-  bad_rows.push_back(f32_tensor({3, 4}, random_floats(12, 10)));
-  r = run(*model, "two", bad_rows);
+  r = run(
+      *model, "two",
+      tensors(f32_tensor({2, 2}, random_floats(4, 9)), f32_tensor({3, 4}, random_floats(12, 10))));
   EXPECT_EQ(r.error, "input 'w' dim 0 is 3, but it must equal s = 2");
 
-  std::vector<Tensor> bad_constant;
-  bad_constant.push_back(f32_tensor({2, 2}, random_floats(4, 11)));
-  bad_constant.push_back(f32_tensor({2, 5}, random_floats(10, 12)));
-  r = run(*model, "two", bad_constant);
+  r = run(
+      *model, "two",
+      tensors(f32_tensor({2, 2}, random_floats(4, 11)), f32_tensor({2, 5}, random_floats(10, 12))));
   EXPECT_EQ(r.error, "input 'w' dim 1 is 5, but it must equal 4");
 
-  std::vector<Tensor> inner;
-  inner.push_back(f32_tensor({2, 3}, random_floats(6, 13)));
-  inner.push_back(f32_tensor({4, 2}, random_floats(8, 14)));
-  r = run(*model, "mm", inner);
+  r = run(
+      *model, "mm",
+      tensors(f32_tensor({2, 3}, random_floats(6, 13)), f32_tensor({4, 2}, random_floats(8, 14))));
   EXPECT_EQ(r.error, "input 'b' dim 0 is 4, but it must equal k = 3");
 }
 
@@ -191,10 +172,9 @@ TEST_F(HostCodegenTest, EveryCheckFailureNamesItsSymbols) {
   auto model = compile({p});
   ASSERT_TRUE(model);
   auto run_at = [&](int64_t s) {
-    std::vector<Tensor> inputs;
-    inputs.push_back(f32_tensor({s, s}, random_floats(size_t(s * s), 15)));
-    inputs.push_back(f32_tensor({s, 4}, random_floats(size_t(s * 4), 16)));
-    return run(*model, "two", inputs);
+    return run(*model, "two",
+               tensors(f32_tensor({s, s}, random_floats(size_t(s * s), 15)),
+                       f32_tensor({s, 4}, random_floats(size_t(s * 4), 16))));
   };
   EXPECT_EQ(run_at(8).error, "where s*s <= 50 violated: s = 8");
   EXPECT_EQ(run_at(1).error, "where s*s <= 50 violated: s = 1");
@@ -211,9 +191,7 @@ TEST_F(HostCodegenTest, TargetsAndOptimizationLevels) {
       options.opt_level = level;
       auto model = compile({add_relu_program()}, options);
       ASSERT_TRUE(model) << cpu << " -O" << level;
-      std::vector<Tensor> inputs;
-      inputs.push_back(f32_tensor({33}, x));
-      runtime::CallResult r = run(*model, "f", inputs);
+      runtime::CallResult r = run(*model, "f", tensors(f32_tensor({33}, x)));
       ASSERT_TRUE(r.ok()) << r.error;
       expect_near(values(r.outputs[0]), add_relu_expected(x), 0.0f);
     }

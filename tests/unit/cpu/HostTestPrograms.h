@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "backends/cpu/CpuBackend.h"
-#include "lang/Frontend.h"
 #include "runtime/Tensor.h"
 #include "symbolic/Parser.h"
+#include "tests/unit/FrontendUtil.h"
 
 namespace dsc::testing {
 
@@ -55,15 +55,7 @@ prim scale(x: f32[n]) -> (y: f32[n]) {
 
 // The prims above as a module; the test fails on any diagnostic.
 inline ir::Module parse_prims(const std::string& text = kPrims) {
-  SourceManager sources;
-  DiagnosticEngine diags(sources);
-  uint32_t file = sources.add("prims.dsc", text);
-  std::optional<ir::Module> m = lang::parse_module(sources, file, diags);
-  std::string errors;
-  for (const Diagnostic& d : diags.diagnostics())
-    errors +=
-        std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message + "\n";
-  EXPECT_EQ(errors, "");
+  std::optional<ir::Module> m = parse_clean(text, "prims.dsc");
   return m ? *m : ir::Module{};
 }
 
@@ -104,6 +96,23 @@ inline ir::HostStep kernel(const std::string& callee, std::vector<int> buffers,
   s.callee = callee;
   s.buffers = std::move(buffers);
   s.ints = dims(ints);
+  return s;
+}
+
+// dsc_rt_matmul_f32 on buffers {a, b, c} with ints {batch, m, n, k, a_batch_stride,
+// b_batch_stride, trans_b}.
+inline ir::HostStep matmul(std::vector<int> buffers, std::initializer_list<const char*> ints) {
+  ir::HostStep s;
+  s.kind = StepKind::Matmul;
+  s.buffers = std::move(buffers);
+  s.ints = dims(ints);
+  return s;
+}
+
+inline ir::HostStep copy(int from, int to) {
+  ir::HostStep s;
+  s.kind = StepKind::Copy;
+  s.buffers = {from, to};
   return s;
 }
 
@@ -148,14 +157,7 @@ inline ir::HostProgram matmul_program() {
   p.outputs = {3};
   p.arena_bytes = expr("m*n*4");
   p.peak_bytes = expr("m*n*4");
-  ir::HostStep mm;
-  mm.kind = StepKind::Matmul;
-  mm.buffers = {0, 1, 2};
-  mm.ints = dims({"1", "m", "n", "k", "0", "0", "0"});
-  ir::HostStep copy;
-  copy.kind = StepKind::Copy;
-  copy.buffers = {4, 3};
-  p.steps = {mm, copy};
+  p.steps = {matmul({0, 1, 2}, {"1", "m", "n", "k", "0", "0", "0"}), copy(4, 3)};
   return p;
 }
 
@@ -187,10 +189,7 @@ inline ir::HostProgram two_outputs_program() {
   p.outputs = {2, 3};
   p.arena_bytes = expr("0");
   p.peak_bytes = expr("0");
-  ir::HostStep copy;
-  copy.kind = StepKind::Copy;
-  copy.buffers = {0, 2};
-  p.steps = {copy, kernel("scale", {1, 3}, {"s*s"})};
+  p.steps = {copy(0, 2), kernel("scale", {1, 3}, {"s*s"})};
   return p;
 }
 
@@ -224,6 +223,18 @@ inline runtime::CallResult run(const runtime::Model& model, const std::string& f
   for (const DLTensor& v : views)
     pointers.push_back(&v);
   return model.run(function, pointers);
+}
+inline runtime::CallResult run(const runtime::Model& model, const std::string& function,
+                               std::vector<Tensor>&& inputs) {
+  return run(model, function, inputs);
+}
+
+// The tensors as a list of inputs (a Tensor moves, so a braced list cannot hold them).
+template <typename... T> std::vector<Tensor> tensors(T&&... ts) {
+  std::vector<Tensor> out;
+  out.reserve(sizeof...(ts));
+  (out.push_back(std::forward<T>(ts)), ...);
+  return out;
 }
 
 inline void expect_near(const std::vector<float>& actual, const std::vector<float>& expected,

@@ -24,11 +24,7 @@ ir::HostProgram batched_matmul_program() {
   p.outputs = {2};
   p.arena_bytes = expr("0");
   p.peak_bytes = expr("0");
-  ir::HostStep mm;
-  mm.kind = StepKind::Matmul;
-  mm.buffers = {0, 1, 2};
-  mm.ints = dims({"B", "m", "n", "k", "m*k", "0", "1"});
-  p.steps = {mm};
+  p.steps = {matmul({0, 1, 2}, {"B", "m", "n", "k", "m*k", "0", "1"})};
   return p;
 }
 
@@ -41,10 +37,8 @@ TEST(JitTest, HostCodeWithoutPrims) {
     const int64_t batch = size % 3 + 1, m = size, k = size % 6 + 2, n = size % 5 + 1;
     std::vector<float> a = random_floats(size_t(batch * m * k), 1);
     std::vector<float> b = random_floats(size_t(n * k), 2);
-    std::vector<Tensor> inputs;
-    inputs.push_back(f32_tensor({batch, m, k}, a));
-    inputs.push_back(f32_tensor({n, k}, b));
-    runtime::CallResult r = run(*model, "bmm", inputs);
+    runtime::CallResult r =
+        run(*model, "bmm", tensors(f32_tensor({batch, m, k}, a), f32_tensor({n, k}, b)));
     ASSERT_TRUE(r.ok()) << r.error;
     EXPECT_EQ(r.outputs[0].shape(), (std::vector<int64_t>{batch, m, n}));
     std::vector<float> bt(size_t(k * n));
@@ -74,9 +68,7 @@ TEST(JitTest, ModelOutlivesItsInputs) {
     ASSERT_TRUE(model) << error;
   }
   EXPECT_EQ(model->manifest().functions[0].host_symbol, "dsc_host_f");
-  std::vector<Tensor> inputs;
-  inputs.push_back(f32_tensor({3}, {-1.0f, 0.5f, 2.0f}));
-  runtime::CallResult r = run(*model, "f", inputs);
+  runtime::CallResult r = run(*model, "f", tensors(f32_tensor({3}, {-1.0f, 0.5f, 2.0f})));
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(values(r.outputs[0]), (std::vector<float>{0.0f, 1.5f, 6.0f}));
 }
@@ -92,9 +84,7 @@ TEST(JitTest, ManyModelsAtOnce) {
   }
   models.erase(models.begin() + 1);
   for (const auto& model : models) {
-    std::vector<Tensor> inputs;
-    inputs.push_back(f32_tensor({2}, {1.0f, -3.0f}));
-    runtime::CallResult r = run(*model, "f", inputs);
+    runtime::CallResult r = run(*model, "f", tensors(f32_tensor({2}, {1.0f, -3.0f})));
     ASSERT_TRUE(r.ok()) << r.error;
     EXPECT_EQ(values(r.outputs[0]), (std::vector<float>{3.0f, 0.0f}));
   }
@@ -124,9 +114,7 @@ TEST(JitTest, ConcurrentCompilesAndCalls) {
     threads.emplace_back([&, i] {
       for (int64_t n : {1, 7, 33, 100, 101}) {
         std::vector<float> x = random_floats(size_t(n), i * 1000 + size_t(n));
-        std::vector<Tensor> inputs;
-        inputs.push_back(f32_tensor({n}, x));
-        runtime::CallResult r = run(model, "f", inputs);
+        runtime::CallResult r = run(model, "f", tensors(f32_tensor({n}, x)));
         if (n == 101) {
           if (r.error != "where n <= 100 violated: n = 101 (test.dsc:3:5)")
             failures[i] = "n = 101: " + r.error;

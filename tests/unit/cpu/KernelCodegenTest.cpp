@@ -565,7 +565,7 @@ prim f(x: f32[n]) -> (y: f32[n]) {
 }
 
 TEST(KernelCodegen, UnknownStatementIntrinsicIsReported) {
-  std::optional<ir::Module> m = parse_prims(R"(
+  std::optional<ir::Module> m = parse_clean(R"(
 prim f(x: f32[n]) -> (y: f32[n]) {
   for i in 0..n {
     launch_missiles(x[i])

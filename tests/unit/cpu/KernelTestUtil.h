@@ -15,23 +15,9 @@
 
 #include "backends/cpu/KernelJit.h"
 #include "ir/HostProgram.h"
-#include "lang/Frontend.h"
+#include "tests/unit/FrontendUtil.h"
 
 namespace dsc::testing {
-
-// Parses .dsc text; the test fails on any diagnostic.
-inline std::optional<ir::Module> parse_prims(const std::string& text) {
-  SourceManager sources;
-  DiagnosticEngine diags(sources);
-  uint32_t file = sources.add("test.dsc", text);
-  std::optional<ir::Module> m = lang::parse_module(sources, file, diags);
-  std::string errors;
-  for (const Diagnostic& d : diags.diagnostics())
-    errors += std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message + "\n";
-  EXPECT_EQ(errors, "");
-  if (diags.has_errors()) return std::nullopt;
-  return m;
-}
 
 inline std::vector<Ref<ir::PrimFunc>> prims_of(const ir::Module& m) {
   std::vector<Ref<ir::PrimFunc>> prims;
@@ -43,7 +29,7 @@ inline std::vector<Ref<ir::PrimFunc>> prims_of(const ir::Module& m) {
 class CompiledPrims {
 public:
   explicit CompiledPrims(const std::string& text, const cpu::KernelJitOptions& options = {}) {
-    std::optional<ir::Module> m = parse_prims(text);
+    std::optional<ir::Module> m = parse_clean(text);
     if (!m) return;
     module_ = std::move(*m);
     std::vector<Ref<ir::PrimFunc>> prims = prims_of(module_);

@@ -67,25 +67,19 @@ TEST_F(SharedLibraryTest, LoadsAndRuns) {
 
   for (int64_t n : {1, 7, 33, 100}) {
     std::vector<float> x = random_floats(size_t(n), uint64_t(n));
-    std::vector<Tensor> inputs;
-    inputs.push_back(f32_tensor({n}, x));
-    runtime::CallResult r = run(*model, "f", inputs);
+    runtime::CallResult r = run(*model, "f", tensors(f32_tensor({n}, x)));
     ASSERT_TRUE(r.ok()) << r.error;
     expect_near(values(r.outputs[0]), add_relu_expected(x), 0.0f);
 
     const int64_t k = n % 5 + 3, cols = n % 4 + 1;
     std::vector<float> a = random_floats(size_t(n * k), 1), b = random_floats(size_t(k * cols), 2);
-    std::vector<Tensor> mm_inputs;
-    mm_inputs.push_back(f32_tensor({n, k}, a));
-    mm_inputs.push_back(f32_tensor({k, cols}, b));
-    r = run(*model, "mm", mm_inputs);
+    r = run(*model, "mm", tensors(f32_tensor({n, k}, a), f32_tensor({k, cols}, b)));
     ASSERT_TRUE(r.ok()) << r.error;
     expect_near(values(r.outputs[0]), matmul_expected(a, b, n, k, cols), 1e-4f);
   }
 
-  std::vector<Tensor> too_big;
-  too_big.push_back(f32_tensor({101}, random_floats(101, 3)));
-  EXPECT_EQ(run(*model, "f", too_big).error, "where n <= 100 violated: n = 101 (test.dsc:3:5)");
+  EXPECT_EQ(run(*model, "f", tensors(f32_tensor({101}, random_floats(101, 3)))).error,
+            "where n <= 100 violated: n = 101 (test.dsc:3:5)");
 }
 
 TEST_F(SharedLibraryTest, ExportsOnlyHostFunctionsAndManifest) {
@@ -173,10 +167,8 @@ TEST_F(SharedLibraryTest, GenericCpuAndUnoptimized) {
   std::unique_ptr<runtime::Model> model = runtime::load_shared_library(path, &error);
   ASSERT_TRUE(model) << error;
   std::vector<float> x = random_floats(49, 4);
-  std::vector<Tensor> inputs;
-  inputs.push_back(f32_tensor({7, 7}, x));
-  inputs.push_back(f32_tensor({7, 4}, random_floats(28, 5)));
-  runtime::CallResult r = run(*model, "two", inputs);
+  runtime::CallResult r =
+      run(*model, "two", tensors(f32_tensor({7, 7}, x), f32_tensor({7, 4}, random_floats(28, 5))));
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(values(r.outputs[0]), x);
 }

@@ -4,61 +4,21 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <map>
-#include <sstream>
 
 #include "ir/OpRegistry.h"
-#include "ir/Printer.h"
-#include "ir/Verifier.h"
-#include "lang/Frontend.h"
-#include "passes/CollectFacts.h"
-#include "passes/InferShapes.h"
 #include "passes/InlineCalls.h"
 #include "symbolic/Printer.h"
+#include "tests/unit/passes/SourcePassTest.h"
 
 namespace dsc::testing {
 namespace {
 
-std::string source_dir() {
-  if (const char* env = std::getenv("DSC_SOURCE_DIR")) return env;
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-}
-
-std::string read_file(const std::string& relative) {
-  std::ifstream in(source_dir() + "/" + relative);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class InlineCallsTest : public ::testing::Test {
+class InlineCallsTest : public SourcePassTest {
 protected:
-  // Parses, infers and decides facts; false when that failed.
-  bool typecheck(const std::string& text) {
-    uint32_t file = sources_.add("test.dsc", text);
-    lang::FrontendOptions options;
-    options.stdlib_dirs = {source_dir() + "/stdlib"};
-    std::optional<ir::Module> m = lang::parse_module(sources_, file, diags_, options);
-    if (!m) return false;
-    typed_ = passes::collect_facts(passes::infer_shapes(*m, ctx_), ctx_);
-    return !diags_.has_errors();
-  }
-  bool inline_text(const std::string& text) {
-    if (!typecheck(text)) return false;
-    out_ = passes::inline_calls(typed_, ctx_);
-    return !diags_.has_errors();
-  }
-
-  std::string errors() const {
-    std::string s;
-    for (const Diagnostic& d : diags_.diagnostics())
-      s += std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message + "\n";
-    return s;
-  }
+  // Parses, infers and decides facts (typed_); false when that failed.
+  bool typecheck(const std::string& text) { return run_passes(text, {}); }
+  bool inline_text(const std::string& text) { return run_passes(text, {passes::inline_calls}); }
 
   const ir::Block& body(const std::string& f) const {
     return *out_.function(f)->body.as<ir::Block>();
@@ -96,12 +56,6 @@ protected:
     }
   }
 
-  void expect_valid() const {
-    ir::VerifyOptions options;
-    options.require_types = true;
-    EXPECT_EQ(ir::verify(out_, options), std::vector<std::string>{});
-  }
-
   // The facts of f that are run-time checks, one predicate per line.
   std::string runtime_checks(const ir::Module& m, const std::string& f) const {
     std::string s;
@@ -110,12 +64,6 @@ protected:
         s += symbolic::to_string(fact.predicate) + "\n";
     return s;
   }
-
-  SourceManager sources_;
-  DiagnosticEngine diags_{sources_};
-  symbolic::Prover prover_;
-  passes::PassContext ctx_{diags_, prover_};
-  ir::Module typed_, out_;
 };
 
 TEST_F(InlineCallsTest, Softmax) {
@@ -140,7 +88,7 @@ fn f(x: f32[B, S]) -> f32[B, S] {
 }
 
 TEST_F(InlineCallsTest, BertLayerKeepsItsTypes) {
-  ASSERT_TRUE(typecheck(read_file("examples/bert_layer.dsc"))) << errors();
+  ASSERT_TRUE(typecheck(read_source("examples/bert_layer.dsc"))) << errors();
   out_ = passes::inline_calls(typed_, ctx_);
   ASSERT_EQ(errors(), "");
   expect_flat("layer");

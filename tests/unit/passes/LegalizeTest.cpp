@@ -4,63 +4,19 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <sstream>
-
 #include "ir/OpRegistry.h"
-#include "ir/Printer.h"
-#include "ir/StructuralEqual.h"
-#include "ir/Verifier.h"
-#include "lang/Frontend.h"
-#include "passes/CollectFacts.h"
-#include "passes/InferShapes.h"
 #include "passes/InlineCalls.h"
 #include "passes/Legalize.h"
+#include "tests/unit/passes/SourcePassTest.h"
 
 namespace dsc::testing {
 namespace {
 
-std::string source_dir() {
-  if (const char* env = std::getenv("DSC_SOURCE_DIR")) return env;
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-}
-
-std::string read_file(const std::string& relative) {
-  std::ifstream in(source_dir() + "/" + relative);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class LegalizeTest : public ::testing::Test {
+class LegalizeTest : public SourcePassTest {
 protected:
-  std::optional<ir::Module> parse(const std::string& text) {
-    uint32_t file = sources_.add("test" + std::to_string(++files_) + ".dsc", text);
-    lang::FrontendOptions options;
-    options.stdlib_dirs = {source_dir() + "/stdlib"};
-    return lang::parse_module(sources_, file, diags_, options);
-  }
-
   // The whole front half, then legalize; false after any error.
   bool legalize(const std::string& text) {
-    std::optional<ir::Module> m = parse(text);
-    if (!m) return false;
-    ir::Module typed = passes::collect_facts(passes::infer_shapes(*m, ctx_), ctx_);
-    if (diags_.has_errors()) return false;
-    ir::Module inlined = passes::inline_calls(typed, ctx_);
-    if (diags_.has_errors()) return false;
-    out_ = passes::legalize(inlined, ctx_);
-    return !diags_.has_errors();
-  }
-
-  std::string errors() const {
-    std::string s;
-    for (const Diagnostic& d : diags_.diagnostics())
-      s += std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message + "\n";
-    return s;
+    return run_passes(text, {passes::inline_calls, passes::legalize});
   }
 
   size_t count_prims() const {
@@ -84,44 +40,13 @@ protected:
     Ref<ir::PrimFunc> p = out_.prim(name);
     return p ? ir::print_prim(*p) : "<no prim " + name + ">";
   }
-
-  // Verifies, then prints and parses back to an equal module.
-  void expect_valid_and_round_trips() {
-    ir::VerifyOptions options;
-    options.require_types = true;
-    EXPECT_EQ(ir::verify(out_, options), std::vector<std::string>{});
-    std::string text = ir::print_module(out_);
-    DiagnosticEngine diags(sources_);
-    uint32_t file = sources_.add("printed.dsc", text);
-    lang::FrontendOptions fo;
-    fo.stdlib_dirs = {source_dir() + "/stdlib"};
-    std::optional<ir::Module> back = lang::parse_module(sources_, file, diags, fo);
-    ASSERT_TRUE(back.has_value()) << text;
-    EXPECT_TRUE(ir::structural_equal(out_, *back)) << text;
-    // Name the declarations that differ.
-    ASSERT_EQ(out_.decls.size(), back->decls.size());
-    for (size_t i = 0; i < out_.decls.size(); ++i) {
-      const ir::Module::Decl &a = out_.decls[i], &b = back->decls[i];
-      bool same = a.prim  ? b.prim && ir::structural_equal(*a.prim, *b.prim)
-                  : a.ext ? b.ext && ir::structural_equal(*a.ext, *b.ext)
-                          : b.fn && ir::structural_equal(*a.fn, *b.fn);
-      EXPECT_TRUE(same) << a.name() << " does not read back equal";
-    }
-  }
-
-  SourceManager sources_;
-  DiagnosticEngine diags_{sources_};
-  symbolic::Prover prover_;
-  passes::PassContext ctx_{diags_, prover_};
-  ir::Module out_;
-  int files_ = 0;
 };
 
 // The prims' bodies, without their signature line, for golden comparisons.
 #define EXPECT_PRIM(name, text) EXPECT_EQ(prim_text(name), text)
 
 TEST_F(LegalizeTest, BertLayer) {
-  ASSERT_TRUE(legalize(read_file("examples/bert_layer.dsc"))) << errors();
+  ASSERT_TRUE(legalize(read_source("examples/bert_layer.dsc"))) << errors();
   expect_valid_and_round_trips();
   // Six matmuls on BLAS, five reshapes left as aliases, everything else one prim per op.
   size_t externs = 0;
@@ -187,7 +112,7 @@ TEST_F(LegalizeTest, BertLayer) {
 }
 
 TEST_F(LegalizeTest, Mlp) {
-  ASSERT_TRUE(legalize(read_file("examples/mlp.dsc"))) << errors();
+  ASSERT_TRUE(legalize(read_source("examples/mlp.dsc"))) << errors();
   expect_valid_and_round_trips();
   EXPECT_EQ(callees("mlp"), "mlp_sgemm_0\nmlp_add_0\nmlp_maximum_0\nmlp_sgemm_1\nmlp_add_1\n"
                             "mlp_max_0\nmlp_sub_0\nmlp_exp_0\nmlp_sum_0\nmlp_div_0\n");

@@ -4,57 +4,20 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <sstream>
-
 #include "ir/Functor.h"
-#include "ir/Printer.h"
-#include "ir/StructuralEqual.h"
-#include "ir/Verifier.h"
-#include "lang/Frontend.h"
-#include "passes/CollectFacts.h"
-#include "passes/InferShapes.h"
 #include "passes/InlineCalls.h"
 #include "passes/Legalize.h"
 #include "passes/Schedule.h"
+#include "tests/unit/passes/SourcePassTest.h"
 
 namespace dsc::testing {
 namespace {
 
-std::string source_dir() {
-  if (const char* env = std::getenv("DSC_SOURCE_DIR")) return env;
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-}
-
-class ScheduleTest : public ::testing::Test {
+class ScheduleTest : public SourcePassTest {
 protected:
-  std::optional<ir::Module> parse(const std::string& text) {
-    uint32_t file = sources_.add("test" + std::to_string(++files_) + ".dsc", text);
-    lang::FrontendOptions options;
-    options.stdlib_dirs = {source_dir() + "/stdlib"};
-    return lang::parse_module(sources_, file, diags_, options);
-  }
-
   // The pipeline up to schedule; false after any error.
   bool schedule(const std::string& text) {
-    std::optional<ir::Module> m = parse(text);
-    if (!m) return false;
-    ir::Module typed = passes::collect_facts(passes::infer_shapes(*m, ctx_), ctx_);
-    if (diags_.has_errors()) return false;
-    ir::Module legal = passes::legalize(passes::inline_calls(typed, ctx_), ctx_);
-    if (diags_.has_errors()) return false;
-    out_ = passes::schedule(legal, ctx_);
-    return !diags_.has_errors();
-  }
-
-  std::string errors() const {
-    std::string s;
-    for (const Diagnostic& d : diags_.diagnostics())
-      s += std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message + "\n";
-    return s;
+    return run_passes(text, {passes::inline_calls, passes::legalize, passes::schedule});
   }
 
   // The body of the only prim whose name contains `part`, as printed.
@@ -68,36 +31,6 @@ protected:
     }
     return found;
   }
-
-  void expect_valid_and_round_trips() {
-    ir::VerifyOptions options;
-    options.require_types = true;
-    EXPECT_EQ(ir::verify(out_, options), std::vector<std::string>{});
-    std::string text = ir::print_module(out_);
-    DiagnosticEngine diags(sources_);
-    uint32_t file = sources_.add("printed.dsc", text);
-    lang::FrontendOptions fo;
-    fo.stdlib_dirs = {source_dir() + "/stdlib"};
-    std::optional<ir::Module> back = lang::parse_module(sources_, file, diags, fo);
-    ASSERT_TRUE(back.has_value()) << text;
-    EXPECT_TRUE(ir::structural_equal(out_, *back)) << text;
-    // Name the declarations that differ.
-    ASSERT_EQ(out_.decls.size(), back->decls.size());
-    for (size_t i = 0; i < out_.decls.size(); ++i) {
-      const ir::Module::Decl &a = out_.decls[i], &b = back->decls[i];
-      bool same = a.prim  ? b.prim && ir::structural_equal(*a.prim, *b.prim)
-                  : a.ext ? b.ext && ir::structural_equal(*a.ext, *b.ext)
-                          : b.fn && ir::structural_equal(*a.fn, *b.fn);
-      EXPECT_TRUE(same) << a.name() << " does not read back equal";
-    }
-  }
-
-  SourceManager sources_;
-  DiagnosticEngine diags_{sources_};
-  symbolic::Prover prover_;
-  passes::PassContext ctx_{diags_, prover_};
-  ir::Module out_;
-  int files_ = 0;
 };
 
 // Hand-written prims, scheduled alone.
@@ -410,10 +343,7 @@ prim rows(x: f32[n, m]) -> (y: f32[n, m]) {
 }
 
 TEST_F(ScheduleTest, BertLayer) {
-  std::ifstream in(source_dir() + "/examples/bert_layer.dsc");
-  std::stringstream text;
-  text << in.rdbuf();
-  ASSERT_TRUE(schedule(text.str())) << errors();
+  ASSERT_TRUE(schedule(read_source("examples/bert_layer.dsc"))) << errors();
   expect_valid_and_round_trips();
   // Every prim got parallel loops, and none a parallel loop inside a loop that is not.
   struct Nesting : ir::IRVisitor {

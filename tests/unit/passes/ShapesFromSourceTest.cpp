@@ -3,45 +3,22 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
-#include "ir/Module.h"
-#include "ir/Verifier.h"
-#include "lang/Frontend.h"
-#include "passes/CollectFacts.h"
-#include "passes/InferShapes.h"
 #include "symbolic/Printer.h"
+#include "tests/unit/passes/SourcePassTest.h"
 
 namespace dsc::testing {
 namespace {
 
-std::string source_dir() {
-  if (const char* env = std::getenv("DSC_SOURCE_DIR")) return env;
-  // tests/unit/passes/<this file>
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-}
-
-class ShapesFromSourceTest : public ::testing::Test {
+class ShapesFromSourceTest : public SourcePassTest {
 protected:
   // Parses and runs infer_shapes then collect_facts; false when the front end failed.
   bool check(const std::string& text) {
-    uint32_t file = sources_.add("test.dsc", text);
-    lang::FrontendOptions options;
-    options.stdlib_dirs = {source_dir() + "/stdlib"};
-    std::optional<ir::Module> m = lang::parse_module(sources_, file, diags_, options);
-    if (!m) return false;
-    out_ = passes::collect_facts(passes::infer_shapes(*m, ctx_), ctx_);
+    std::optional<ir::Module> typed = infer(text);
+    if (!typed) return false;
+    out_ = std::move(*typed);
     return true;
   }
-  bool check_file(const std::string& relative) {
-    std::ifstream in(source_dir() + "/" + relative);
-    std::stringstream text;
-    text << in.rdbuf();
-    return check(text.str());
-  }
+  bool check_file(const std::string& relative) { return check(read_source(relative)); }
 
   // `name: type` of every binding of function `f`, in order, one per line.
   std::string shapes(const std::string& f) {
@@ -52,7 +29,8 @@ protected:
         s += v->name + ": " + ir::to_string(v->type) + "\n";
     return s + "return: " + ir::to_string(out_.function(f)->ret_type) + "\n";
   }
-  // "line:col: message" per error and "  note line:col: message" per note.
+  // "line:col: message" per error and "  note line:col: message" per note (where the
+  // fixture's errors() leaves notes out).
   std::string errors() {
     std::string s;
     for (const Diagnostic& d : diags_.diagnostics()) {
@@ -90,12 +68,6 @@ protected:
     }
     return out;
   }
-
-  SourceManager sources_;
-  DiagnosticEngine diags_{sources_};
-  symbolic::Prover prover_;
-  passes::PassContext ctx_{diags_, prover_};
-  ir::Module out_;
 };
 
 TEST_F(ShapesFromSourceTest, BertLayer) {
@@ -113,9 +85,7 @@ TEST_F(ShapesFromSourceTest, BertLayer) {
                              "return: f32[B, S, 768]\n");
   EXPECT_EQ(facts("layer"), ""); // every shape question was proved
   // Every value has a type now.
-  ir::VerifyOptions options;
-  options.require_types = true;
-  EXPECT_EQ(ir::verify(out_, options), std::vector<std::string>{});
+  expect_valid();
 }
 
 TEST_F(ShapesFromSourceTest, Mlp) {

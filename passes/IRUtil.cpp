@@ -1,0 +1,97 @@
+#include "passes/IRUtil.h"
+
+#include "symbolic/Eval.h"
+
+namespace dsc::passes {
+
+namespace sym = symbolic;
+
+bool is_generic(const ir::Function& f) {
+  for (const ir::VarRef& p : f.params)
+    if (p->type.kind == ir::Type::Kind::Any || p->type.is_attribute()) return true;
+  return false;
+}
+
+void add_symbols(const sym::Expr& e, std::set<std::string>& out) {
+  if (!e.defined()) return;
+  for (const std::string& s : sym::free_symbols(e))
+    out.insert(s);
+}
+
+void add_symbols(const ir::Type& t, std::set<std::string>& out) {
+  for (const sym::Expr& d : t.shape)
+    add_symbols(d, out);
+  for (const ir::Type& f : t.fields)
+    add_symbols(f, out);
+}
+
+void collect_symbols(const ir::Expr& e, bool all, std::set<std::string>& symbols,
+                     std::set<std::string>* names) {
+  if (!e.defined()) return;
+  if (all) add_symbols(e->type, symbols);
+  switch (e.kind()) {
+  case ir::NodeKind::Var:
+    if (names) names->insert(e.as<ir::Var>()->name);
+    return;
+  case ir::NodeKind::ShapeExpr:
+    for (const sym::Expr& d : e.as<ir::ShapeExpr>()->dims)
+      add_symbols(d, symbols);
+    return;
+  case ir::NodeKind::ListExpr:
+    for (const ir::Expr& i : e.as<ir::ListExpr>()->items)
+      collect_symbols(i, all, symbols, names);
+    return;
+  case ir::NodeKind::Call: {
+    const ir::Call* c = e.as<ir::Call>();
+    for (const ir::Expr& a : c->args)
+      collect_symbols(a, all, symbols, names);
+    for (const ir::KeywordArg& k : c->kwargs)
+      collect_symbols(k.value, all, symbols, names);
+    return;
+  }
+  case ir::NodeKind::Tuple:
+    for (const ir::Expr& f : e.as<ir::Tuple>()->fields)
+      collect_symbols(f, all, symbols, names);
+    return;
+  case ir::NodeKind::GetItem:
+    collect_symbols(e.as<ir::GetItem>()->tuple, all, symbols, names);
+    return;
+  case ir::NodeKind::If: {
+    const ir::If* i = e.as<ir::If>();
+    collect_symbols(i->cond, all, symbols, names);
+    collect_symbols(i->then_branch, all, symbols, names);
+    collect_symbols(i->else_branch, all, symbols, names);
+    return;
+  }
+  case ir::NodeKind::Block: {
+    const ir::Block* b = e.as<ir::Block>();
+    for (const ir::Binding& bind : b->bindings) {
+      for (const ir::VarRef& v : bind.vars) {
+        if (names) names->insert(v->name);
+        if (all || bind.has_asserted_type) add_symbols(v->type, symbols);
+      }
+      collect_symbols(bind.value, all, symbols, names);
+    }
+    collect_symbols(b->result, all, symbols, names);
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+Ref<ir::Function> rebuild_function(const ir::Function& f, ir::Type ret_type, ir::Expr body,
+                                   std::vector<ir::ShapeFact> facts) {
+  auto* nf = new ir::Function();
+  nf->name = f.name;
+  nf->params = f.params;
+  nf->defaults = f.defaults;
+  nf->ret_type = std::move(ret_type);
+  nf->where = f.where;
+  nf->body = std::move(body);
+  nf->facts = std::move(facts);
+  nf->loc = f.loc;
+  return Ref<ir::Function>(nf);
+}
+
+} // namespace dsc::passes

@@ -1,0 +1,33 @@
+#pragma once
+// Helpers on graph IR that several passes share: which fns are generic, the symbols that
+// types and expressions mention, and a fn rebuilt around a new body.
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/Module.h"
+
+namespace dsc::passes {
+
+// A fn with an `any` or attribute parameter (stdlib style): it is instantiated at each call,
+// never typed or lowered on its own.
+bool is_generic(const ir::Function& f);
+
+// Adds the free symbols of `e` (none when it is undefined) to `out`.
+void add_symbols(const symbolic::Expr& e, std::set<std::string>& out);
+// Adds the free symbols of every dim of `t`, tuple fields included, to `out`.
+void add_symbols(const ir::Type& t, std::set<std::string>& out);
+
+// Adds the symbols written in `e` (dims lists, asserted types of bindings), and with `all`
+// those of every inferred type too, to `symbols`; with `names`, the names of its vars and of
+// the vars its blocks bind to *names.
+void collect_symbols(const ir::Expr& e, bool all, std::set<std::string>& symbols,
+                     std::set<std::string>* names = nullptr);
+
+// A new fn with f's name, parameters, defaults, where clauses and location, and the given
+// return type, body and facts.
+Ref<ir::Function> rebuild_function(const ir::Function& f, ir::Type ret_type, ir::Expr body,
+                                   std::vector<ir::ShapeFact> facts);
+
+} // namespace dsc::passes
