@@ -3,6 +3,8 @@
 # the CMake configure step, e.g. -DCMAKE_BUILD_TYPE=Debug or -DDSC_SANITIZE=ON.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# ccache keys paths relative to the checkout, so every clone shares one cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 build=${DSC_BUILD_DIR:-$root/build}
 
 "$root/tools/scripts/install_deps.sh"

@@ -4,6 +4,8 @@
 # repository. Exits non-zero on any crash, leak, hang or sanitizer report.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# ccache keys paths relative to the checkout, so every clone shares one cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 build=${DSC_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${DSC_FUZZ_SECONDS:-60}
 
