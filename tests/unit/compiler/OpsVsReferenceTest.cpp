@@ -1,7 +1,7 @@
 // Every primitive op and every stdlib composite, compiled through the whole CPU pipeline
 // (inline_calls, legalize, schedule, plan_memory, lower_host, LLVM JIT), against the reference
-// interpreter at several random shapes each: all-ones first, then draws from sizes that
-// include 1, primes and sizes that are not multiples of the vector width.
+// interpreter at six shapes each: every symbol 1, then 7, then 17, then three random draws from
+// sizes that include 1, primes and sizes that are not multiples of the vector width.
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,9 @@ struct OpCase {
   int64_t min_size = 1;     // every symbol is at least this (for cases with `where` clauses)
 };
 
-// Each case's symbols are drawn from these; the first shape uses 1 for every symbol.
+// The first three shapes give every symbol 1, then the prime 7, then 17 (a prime that is not
+// a multiple of the vector width); the other three draw each symbol from kSizes.
+constexpr int64_t kFixedSizes[] = {1, 7, 17};
 constexpr int64_t kSizes[] = {1, 2, 3, 5, 7, 13, 17, 31, 33, 47, 64};
 
 std::vector<OpCase> cases() {
@@ -113,7 +115,8 @@ TEST_P(OpsVsReference, MatchesAtRandomShapes) {
   for (int trial = 0; trial < 6; ++trial) {
     symbolic::Bindings symbols;
     for (const std::string& s : c.symbols)
-      symbols[s] = std::max(c.min_size, trial == 0 ? 1 : kSizes[rng() % std::size(kSizes)]);
+      symbols[s] = std::max(c.min_size, trial < 3 ? kFixedSizes[trial]
+                                                  : kSizes[rng() % std::size(kSizes)]);
     std::string at;
     for (const auto& [k, v] : symbols) at += k + "=" + std::to_string(v) + " ";
     int64_t int_bound = c.int_bound > 0 ? c.int_bound : symbols["N"];
