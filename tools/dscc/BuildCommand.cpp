@@ -24,6 +24,8 @@ library that `dscc run OUT.so` and C programs (runtime/dsc_runtime.h) load.
   --target=cpu                 the backend (cpu; cuda is not available yet)
   --cpu=native|generic|NAME    native (default): this machine's CPU and features, AVX-512
                                where present; generic: portable x86-64; or an LLVM CPU name
+  --vector-width=128|256|512   the vector width LLVM's vectorizers aim for (default: the
+                               CPU's preference; 256 on recent Xeons even with AVX-512)
   --print-after=PASS           print the module after PASS (repeatable): inline_calls,
                                legalize, schedule, plan_memory, lower_host, llvm (the
                                optimized LLVM IR), or all

@@ -39,7 +39,8 @@ inputs, weights (constant dims) only with --random-weights.
   --stats                      print the arena size and the peak of live intermediates
   --threads=N                  the runtime's thread count (default: all hardware threads,
                                or DSC_NUM_THREADS)
-  --target=cpu, --cpu=NAME     as for dscc build (FILE.dsc only)
+  --target=cpu, --cpu=NAME, --vector-width=N
+                               as for dscc build (FILE.dsc only)
   --print-after=PASS           as for dscc build (FILE.dsc only)
   -q, --quiet                  no progress lines
 )";

@@ -1,5 +1,6 @@
 #pragma once
-// The backend options `dscc build` and `dscc run` share: --target=cpu|cuda and --cpu=NAME.
+// The backend options `dscc build` and `dscc run` share: --target=cpu|cuda, --cpu=NAME and
+// --vector-width=128|256|512.
 
 #include <algorithm>
 #include <string>
@@ -11,7 +12,7 @@ namespace dsc::dscc {
 
 enum class TargetOptionResult { NotMine, Parsed };
 
-// Parses `arg` when it is --target=... or --cpu=...; an invalid value sets `error`.
+// Parses `arg` when it is one of those options; an invalid value sets `error`.
 inline TargetOptionResult parse_target_option(const std::string& arg, cpu::TargetOptions* target,
                                               std::string* error) {
   error->clear();
@@ -19,6 +20,12 @@ inline TargetOptionResult parse_target_option(const std::string& arg, cpu::Targe
     std::string t = arg.substr(9);
     if (t == "cuda") *error = "--target=cuda: the CUDA backend is not available yet; use --target=cpu";
     else if (t != "cpu") *error = "--target must be cpu or cuda (got '" + t + "')";
+    return TargetOptionResult::Parsed;
+  }
+  if (arg.rfind("--vector-width=", 0) == 0) {
+    std::string w = arg.substr(15);
+    if (w == "128" || w == "256" || w == "512") target->vector_width = std::stoi(w);
+    else *error = "--vector-width must be 128, 256 or 512 (got '" + w + "')";
     return TargetOptionResult::Parsed;
   }
   if (arg.rfind("--cpu=", 0) == 0) {
