@@ -31,9 +31,11 @@ MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, const symboli
   MemoryPlan plan;
   std::vector<int> block_free_after; // the last step of the block's latest tenant
   plan.block_of.assign(buffers.size(), -1);
+  std::vector<Expr> sizes; // each buffer's size rounded to the alignment, computed once
+  for (const BufferLifetime& b : buffers) sizes.push_back(aligned(b.bytes, facts, ctx));
   for (size_t i = 0; i < buffers.size(); ++i) {
     const BufferLifetime& b = buffers[i];
-    Expr bytes = aligned(b.bytes, facts, ctx);
+    const Expr& bytes = sizes[i];
     // A free block that provably holds the buffer; else a free block that is provably no
     // larger, which grows to the buffer's size (offsets are laid out after all placements).
     int chosen = -1;
@@ -74,8 +76,8 @@ MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, const symboli
   std::vector<Expr> sums;
   for (const BufferLifetime& at : buffers) {
     Expr live = symbolic::Expr(0);
-    for (const BufferLifetime& b : buffers)
-      if (b.first <= at.first && at.first <= b.last) live = live + aligned(b.bytes, facts, ctx);
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (buffers[i].first <= at.first && at.first <= buffers[i].last) live = live + sizes[i];
     live = symbolic::simplify(live, facts);
     bool dominated = false;
     for (const Expr& kept : sums)

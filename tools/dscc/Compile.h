@@ -28,7 +28,7 @@ struct Compiled {
 };
 
 // Parses --print-after=NAME (a pass of Passes.def, `all`, or `llvm` for the optimized LLVM
-// IR) and --cpu=NAME into `options`; false with `error` set for an unknown pass name.
+// IR) into `options`; false with `error` set for an unknown pass name.
 bool parse_print_after(const std::string& value, CompileOptions* options, std::string* error);
 
 // Front end, passes and lowering; diagnostics are printed to `err`. Nullopt on any error.

@@ -6,22 +6,17 @@
 #include <cstring>
 #include <random>
 
+#include "tests/unit/runtime/RandomBytes.h"
+
 namespace dsc::runtime {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::mutate;
+using testing::random_tensor;
 
 std::vector<DLDataType> npy_dtypes() {
   return {dl_float(16), dl_float(32), dl_float(64), dl_int(8), dl_int(32), dl_int(64), dl_bool()};
-}
-
-Tensor random_tensor(DLDataType dtype, std::vector<int64_t> shape, std::mt19937& rng) {
-  Tensor t = Tensor::zeros(dtype, std::move(shape));
-  auto* p = static_cast<unsigned char*>(t.data());
-  bool is_bool = same_dtype(dtype, dl_bool());
-  for (size_t k = 0; k < t.nbytes(); ++k)
-    p[k] = static_cast<unsigned char>(is_bool ? rng() % 2 : rng());
-  return t;
 }
 
 void expect_same(const Tensor& a, const Tensor& b) {
@@ -328,34 +323,12 @@ TEST(NpyFuzz, RandomMutationsNeverCrash) {
   int accepted = 0;
   for (int iter = 0; iter < 50000; ++iter) {
     std::string bytes = seeds[rng() % seeds.size()];
-    int mutations = 1 + static_cast<int>(rng() % 4);
-    for (int m = 0; m < mutations && !bytes.empty(); ++m) {
-      size_t pos = rng() % bytes.size();
-      switch (rng() % 6) {
-      case 0:
-        bytes[pos] = static_cast<char>(bytes[pos] ^ (1 << (rng() % 8)));
-        break;
-      case 1:
-        bytes[pos] = static_cast<char>(rng());
-        break;
-      case 2:
-        bytes.resize(pos);
-        break;
-      case 3:
-        bytes.erase(pos, 1 + rng() % 8);
-        break;
-      case 4: {
-        // Splices land mostly in the header, where the parser is.
-        size_t at = 10 + rng() % 64;
-        if (at > bytes.size()) at = bytes.size();
-        bytes.insert(at, tokens[rng() % std::size(tokens)]);
-        break;
-      }
-      case 5:
-        bytes += static_cast<char>(rng());
-        break;
-      }
-    }
+    mutate(bytes, rng, [&](std::string& data) {
+      // Splices land mostly in the header, where the parser is.
+      size_t at = 10 + rng() % 64;
+      if (at > data.size()) at = data.size();
+      data.insert(at, tokens[rng() % std::size(tokens)]);
+    });
     std::string error;
     std::optional<Tensor> t = read_npy_bytes(bytes, &error);
     if (t) {

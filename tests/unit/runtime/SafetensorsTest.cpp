@@ -6,23 +6,18 @@
 #include <cstring>
 #include <random>
 
+#include "tests/unit/runtime/RandomBytes.h"
+
 namespace dsc::runtime {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::mutate;
+using testing::random_tensor;
 
 std::vector<DLDataType> all_dtypes() {
   return {dl_float(16), dl_bfloat16(), dl_float(32), dl_float(64),
           dl_int(8),    dl_int(32),    dl_int(64),   dl_bool()};
-}
-
-Tensor random_tensor(DLDataType dtype, std::vector<int64_t> shape, std::mt19937& rng) {
-  Tensor t = Tensor::zeros(dtype, std::move(shape));
-  auto* p = static_cast<unsigned char*>(t.data());
-  bool is_bool = same_dtype(dtype, dl_bool());
-  for (size_t k = 0; k < t.nbytes(); ++k)
-    p[k] = static_cast<unsigned char>(is_bool ? rng() % 2 : rng());
-  return t;
 }
 
 void expect_same(const TensorMap& a, const TensorMap& b) {
@@ -275,40 +270,18 @@ TEST(SafetensorsFuzz, RandomMutationsNeverCrash) {
   int accepted = 0;
   for (int iter = 0; iter < 30000; ++iter) {
     std::string bytes = seeds[rng() % seeds.size()];
-    int mutations = 1 + static_cast<int>(rng() % 4);
-    for (int m = 0; m < mutations && !bytes.empty(); ++m) {
-      size_t pos = rng() % bytes.size();
-      switch (rng() % 6) {
-      case 0:
-        bytes[pos] = static_cast<char>(bytes[pos] ^ (1 << (rng() % 8)));
-        break;
-      case 1:
-        bytes[pos] = static_cast<char>(rng());
-        break;
-      case 2:
-        bytes.resize(pos);
-        break;
-      case 3:
-        bytes.erase(pos, 1 + rng() % 8);
-        break;
-      case 4: {
-        // Splice into the JSON and keep the length field right, so the parser sees it.
-        std::string tok = tokens[rng() % std::size(tokens)];
-        uint64_t len = 0;
-        for (size_t k = 0; k < 8 && k < bytes.size(); ++k)
-          len |= uint64_t{static_cast<unsigned char>(bytes[k])} << (8 * k);
-        if (bytes.size() < 8 || len > bytes.size() - 8) break;
-        bytes.insert(8 + rng() % (len + 1), tok);
-        len += tok.size();
-        for (size_t k = 0; k < 8; ++k)
-          bytes[k] = static_cast<char>((len >> (8 * k)) & 0xff);
-        break;
-      }
-      case 5:
-        bytes += static_cast<char>(rng());
-        break;
-      }
-    }
+    mutate(bytes, rng, [&](std::string& data) {
+      // Splice into the JSON and keep the length field right, so the parser sees it.
+      std::string tok = tokens[rng() % std::size(tokens)];
+      uint64_t len = 0;
+      for (size_t k = 0; k < 8 && k < data.size(); ++k)
+        len |= uint64_t{static_cast<unsigned char>(data[k])} << (8 * k);
+      if (data.size() < 8 || len > data.size() - 8) return;
+      data.insert(8 + rng() % (len + 1), tok);
+      len += tok.size();
+      for (size_t k = 0; k < 8; ++k)
+        data[k] = static_cast<char>((len >> (8 * k)) & 0xff);
+    });
     std::string error;
     std::optional<TensorMap> m = read_safetensors_bytes(bytes, &error);
     if (m) {
