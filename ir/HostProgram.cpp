@@ -61,8 +61,12 @@ std::string to_string(const HostProgram& p) {
     if (!c.location.empty()) os << " (" << c.location << ")";
     os << "\n";
   }
-  os << "  arena " << symbolic::to_string(p.arena_bytes) << " bytes, peak "
-     << symbolic::to_string(p.peak_bytes) << "\n";
+  if (p.memory_planned())
+    os << "  arena " << symbolic::to_string(p.arena_bytes) << " bytes in " << p.arena_blocks
+       << " blocks (" << p.reused_buffers << " reuses), peak " << symbolic::to_string(p.peak_bytes)
+       << "\n";
+  else
+    os << "  arena not planned\n";
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     const HostBuffer& b = p.buffers[i];
     os << "  buffer %" << i << " " << b.name << ": " << dtype_name(b.dtype) << dims_text(b.shape)
@@ -71,14 +75,16 @@ std::string to_string(const HostProgram& p) {
     case HostBuffer::Storage::Param:
     case HostBuffer::Storage::Output: os << " " << b.index; break;
     case HostBuffer::Storage::Alias: os << " %" << b.index; break;
-    case HostBuffer::Storage::Arena: os << " +" << symbolic::to_string(b.offset); break;
+    case HostBuffer::Storage::Arena:
+      if (b.offset.defined()) os << " +" << symbolic::to_string(b.offset);
+      break;
     }
     os << "\n";
   }
   for (const HostStep& s : p.steps) {
     switch (s.kind) {
     case HostStep::Kind::Kernel: os << "  call " << s.callee; break;
-    case HostStep::Kind::Matmul: os << "  matmul"; break;
+    case HostStep::Kind::Library: os << "  library " << s.callee; break;
     case HostStep::Kind::Copy: os << "  copy"; break;
     }
     os << "(";

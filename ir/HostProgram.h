@@ -1,6 +1,6 @@
 #pragma once
-// The host level: what `lower_host` makes of an entry `fn` once legalize, schedule and
-// plan_memory have run. It is a straight-line program over buffers and int64 symbols that
+// The host level: what `lower_host` makes of an entry `fn` once legalize and schedule have
+// run, and plan_memory then completes with the arena's layout. It is a straight-line program over buffers and int64 symbols that
 // backends compile to one host function (runtime/HostABI.h); nothing in it is interpreted
 // at run time.
 //
@@ -40,7 +40,7 @@ struct HostCheck {
 struct HostBuffer {
   enum class Storage : uint8_t {
     Param,  // input `index`
-    Arena,  // bytes [offset, offset + size) of the arena
+    Arena,  // bytes [offset, offset + size) of the arena (offset set by plan_memory)
     Output, // output `index`, allocated by dsc_rt_output
     Alias,  // the same memory as buffer `index` (a reshape), same byte size
   };
@@ -55,14 +55,14 @@ struct HostBuffer {
 struct HostStep {
   enum class Kind : uint8_t {
     Kernel,  // call prim `callee` on `buffers` (its inputs then outputs) and `symbols`
-    Matmul,  // dsc_rt_matmul_f32(buffers[0], buffers[1], buffers[2], ints...)
+    Library, // call library routine `callee` (ir/LibraryRoutines.def) on `buffers` and `ints`
     Copy,    // memcpy buffers[0] -> buffers[1] (same byte size)
   };
   Kind kind = Kind::Kernel;
-  std::string callee;                 // Kernel: the PrimFunc's name in the module
+  std::string callee;                 // Kernel: the PrimFunc's name; Library: its symbol
   std::vector<int> buffers;           // HostBuffer ids
   // Kernel: values of prim_signature_symbols(callee), in order.
-  // Matmul: batch, m, n, k, a_batch_stride, b_batch_stride, trans_b (as 0/1).
+  // Library: the routine's scalar arguments (its scalar_args).
   std::vector<symbolic::Expr> ints;
 };
 
@@ -73,8 +73,12 @@ struct HostProgram {
   std::vector<HostCheck> checks;
   std::vector<HostBuffer> buffers;  // ids are indices; every param and output has one
   std::vector<int> outputs;         // buffer ids of the results, in return order
+  // Set by plan_memory (undefined before it runs):
   symbolic::Expr arena_bytes;       // total arena size
   symbolic::Expr peak_bytes;        // the largest sum of live intermediates (for --stats)
+  int arena_blocks = 0;             // distinct blocks of the arena
+  int reused_buffers = 0;           // buffers placed in a block an earlier buffer used
+  bool memory_planned() const { return arena_bytes.defined(); }
   std::vector<HostStep> steps;
 };
 

@@ -194,16 +194,19 @@ PrimExpr Cast::make(DType dtype, PrimExpr value, SourceLoc loc) {
 
 const char* for_kind_name(ForKind kind) {
   switch (kind) {
-  case ForKind::Serial:
-    return "";
-  case ForKind::Parallel:
-    return "parallel";
-  case ForKind::Vectorized:
-    return "vectorize";
-  case ForKind::Unrolled:
-    return "unroll";
+#define DSC_FOR_KIND(k, spelling, targets)                                                         \
+  case ForKind::k:                                                                                 \
+    return spelling;
+#include "ir/ForKinds.def"
   }
   return "?";
+}
+
+std::optional<ForKind> for_kind_named(std::string_view name) {
+#define DSC_FOR_KIND(k, spelling, targets)                                                         \
+  if (name == spelling) return ForKind::k;
+#include "ir/ForKinds.def"
+  return std::nullopt;
 }
 
 Stmt For::make(std::string var, symbolic::Expr min, symbolic::Expr extent, ForKind kind, Stmt body,

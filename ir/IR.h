@@ -39,7 +39,9 @@
 //   Evaluate   an intrinsic called for its effect.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -308,8 +310,14 @@ private:
   Cast(DType d, PrimExpr v, SourceLoc l) : PrimExprNode(node_kind, l, d), value(std::move(v)) {}
 };
 
-enum class ForKind : uint8_t { Serial, Parallel, Vectorized, Unrolled };
-const char* for_kind_name(ForKind kind); // "", "parallel", "vectorize", "unroll"
+// The loop kinds and the targets that run them: ir/ForKinds.def.
+enum class ForKind : uint8_t {
+#define DSC_FOR_KIND(kind, spelling, targets) kind,
+#include "ir/ForKinds.def"
+};
+const char* for_kind_name(ForKind kind); // its .dsc spelling: "", "parallel", "block_x", ...
+// The kind spelled `name` ("parallel", "thread_x"); nullopt for none.
+std::optional<ForKind> for_kind_named(std::string_view name);
 
 struct For : StmtNode {
   static constexpr NodeKind node_kind = NodeKind::For;

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "ir/Functor.h"
+#include "ir/LibraryRoutine.h"
 #include "ir/Printer.h"
 #include "symbolic/Eval.h"
 
@@ -235,7 +236,7 @@ private:
 
 class PrimVerifier {
 public:
-  explicit PrimVerifier(Reporter& r) : r_(r) {}
+  PrimVerifier(Reporter& r, const Target* target) : r_(r), target_(target) {}
 
   void prim(const PrimFunc& p) {
     push_scope();
@@ -297,6 +298,9 @@ private:
     switch (s.kind()) {
     case NodeKind::For: {
       const For* f = s.as<For>();
+      if (target_ && !target_->runs(f->for_kind))
+        r_.error("a " + std::string(for_kind_name(f->for_kind)) + " loop over '" + f->var +
+                 "' on the " + target_kind_name(target_->kind) + " target");
       if (loop_vars_.count(f->var)) {
         r_.error("loop variable '" + f->var + "' shadows an enclosing loop's");
       } else if (signature_symbols_.count(f->var)) {
@@ -438,6 +442,7 @@ private:
   }
 
   Reporter& r_;
+  const Target* target_;
   std::unordered_map<std::string, BufferInfo> buffers_;
   std::unordered_map<std::string, LocalInfo> locals_;
   std::unordered_set<std::string> loop_vars_;
@@ -480,10 +485,58 @@ std::vector<std::string> verify(const Module& m, const VerifyOptions& options) {
       GraphVerifier(r, options).function(*d.fn);
     } else if (d.prim) {
       Reporter r(errors, "prim " + d.prim->name);
-      PrimVerifier(r).prim(*d.prim);
+      PrimVerifier(r, options.target).prim(*d.prim);
     } else {
       Reporter r(errors, "extern " + d.ext->name);
       verify_extern(*d.ext, r);
+    }
+  }
+  return errors;
+}
+
+std::vector<std::string> verify(const HostProgram& p, const Module& m, bool planned) {
+  std::vector<std::string> errors;
+  auto error = [&](const std::string& what) { errors.push_back("host " + p.name + ": " + what); };
+  auto valid = [&](int id) { return id >= 0 && static_cast<size_t>(id) < p.buffers.size(); };
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const HostBuffer& b = p.buffers[i];
+    std::string which = "buffer %" + std::to_string(i) + " (" + b.name + ")";
+    if (b.storage == HostBuffer::Storage::Alias && (b.index < 0 || b.index >= static_cast<int>(i)))
+      error(which + " aliases %" + std::to_string(b.index) + ", which is not an earlier buffer");
+    if (b.storage == HostBuffer::Storage::Arena && planned && !b.offset.defined())
+      error(which + " has no arena offset after plan_memory");
+  }
+  for (int id : p.outputs)
+    if (!valid(id)) error("output %" + std::to_string(id) + " does not exist");
+  if (planned && !p.memory_planned()) error("no arena size after plan_memory");
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const HostStep& s = p.steps[i];
+    std::string which = "step " + std::to_string(i);
+    for (int id : s.buffers)
+      if (!valid(id)) error(which + " uses buffer %" + std::to_string(id) + ", which does not exist");
+    switch (s.kind) {
+    case HostStep::Kind::Kernel: {
+      Ref<PrimFunc> prim = m.prim(s.callee);
+      if (!prim) {
+        error(which + " calls '" + s.callee + "', which is not a prim of the module");
+      } else if (s.buffers.size() != prim->inputs.size() + prim->outputs.size()) {
+        error(which + " passes " + std::to_string(s.buffers.size()) + " buffers to '" + s.callee +
+              "'");
+      }
+      break;
+    }
+    case HostStep::Kind::Library: {
+      const LibraryRoutine* r = find_library_routine(s.callee);
+      if (!r) error(which + " calls library routine '" + s.callee + "', which does not exist");
+      else if (static_cast<int>(s.buffers.size()) != r->buffers ||
+               static_cast<int>(s.ints.size()) != r->scalars)
+        error(which + " passes " + std::to_string(s.buffers.size()) + " buffers and " +
+              std::to_string(s.ints.size()) + " scalars to " + s.callee);
+      break;
+    }
+    case HostStep::Kind::Copy:
+      if (s.buffers.size() != 2) error(which + " copies " + std::to_string(s.buffers.size()) + " buffers");
+      break;
     }
   }
   return errors;

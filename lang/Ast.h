@@ -122,12 +122,11 @@ enum class StmtKind : uint8_t {
   Assign, // `x = e` (prim)
   Store,  // `buf[i, j] = e` (prim)
   Eval,   // `f(args)` for its effect (prim)
-  For,    // `[parallel|vectorize|unroll] for i in lo..hi { body }`
+  For,    // `[KIND] for i in lo..hi { body }`, KIND a spelling of ir/ForKinds.def
   If,     // `if c { ... } [else { ... }]` (prim)
   Alloc,  // `alloc t: f32[64] local`
 };
 
-enum class LoopKind : uint8_t { Serial, Parallel, Vectorize, Unroll };
 enum class AllocScope : uint8_t { Default, Local, Shared, Global };
 
 struct Stmt {
@@ -141,7 +140,8 @@ struct Stmt {
   TypeNode type;            // Let (when has_type), Alloc
   ExprPtr value;            // Let, Return, Assign, Store, Eval (the Call)
   ExprPtr target;           // Store: the Index expression `buf[i, j]`
-  LoopKind loop_kind = LoopKind::Serial;
+  std::string loop_kind;            // For: the word before `for` ("" for none)
+  SourceLoc loop_kind_loc;          // For: where that word was written
   ExprPtr lo, hi;                   // For
   ExprPtr cond;                     // If
   std::unique_ptr<Block> body;      // For body, If then-body

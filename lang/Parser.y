@@ -191,10 +191,12 @@ StmtPtr finish(ParseDriver& drv, StmtPtr s) {
 }
 
 // `parallel for ...`: the loop (null when it was dropped for nesting too deep) gets its kind.
-StmtPtr loop_kind(StmtPtr loop, ast::LoopKind kind, const ast::Span& at) {
+// The resolver checks the word against ir/ForKinds.def.
+StmtPtr loop_kind(StmtPtr loop, std::string kind, const ast::Span& at) {
   if (loop) {
     loop->loc = at.begin;
-    loop->loop_kind = kind;
+    loop->loop_kind = std::move(kind);
+    loop->loop_kind_loc = at.begin;
   }
   return loop;
 }
@@ -488,9 +490,10 @@ prim_item:
       $$ = finish(drv, std::move($$));
     }
   | loop                             { $$ = std::move($1); }
-  | "parallel" loop                  { $$ = loop_kind(std::move($2), ast::LoopKind::Parallel, @1); }
-  | "vectorize" loop                 { $$ = loop_kind(std::move($2), ast::LoopKind::Vectorize, @1); }
-  | "unroll" loop                    { $$ = loop_kind(std::move($2), ast::LoopKind::Unroll, @1); }
+  | "parallel" loop                  { $$ = loop_kind(std::move($2), "parallel", @1); }
+  | "vectorize" loop                 { $$ = loop_kind(std::move($2), "vectorize", @1); }
+  | "unroll" loop                    { $$ = loop_kind(std::move($2), "unroll", @1); }
+  | Ident loop                       { $$ = loop_kind(std::move($2), std::move($1), @1); }
   | prim_if                          { $$ = std::move($1); }
   | "alloc" Ident ":" type alloc_scope {
       $$ = make_stmt(ast::StmtKind::Alloc, @1);

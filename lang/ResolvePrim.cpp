@@ -495,23 +495,19 @@ Stmt PrimResolver::loop(const ast::Stmt& s) {
   Stmt body = block(*s.body);
   scopes_.pop_back();
   if (!ok || !body.defined()) return Stmt();
-  ir::ForKind kind = ir::ForKind::Serial;
-  switch (s.loop_kind) {
-  case ast::LoopKind::Serial:
-    break;
-  case ast::LoopKind::Parallel:
-    kind = ir::ForKind::Parallel;
-    break;
-  case ast::LoopKind::Vectorize:
-    kind = ir::ForKind::Vectorized;
-    break;
-  case ast::LoopKind::Unroll:
-    kind = ir::ForKind::Unrolled;
-    break;
+  std::optional<ir::ForKind> kind = ir::for_kind_named(s.loop_kind);
+  if (!kind) {
+    std::string known;
+#define DSC_FOR_KIND(k, spelling, targets)                                                         \
+  if (*spelling) known += std::string(known.empty() ? "" : ", ") + spelling;
+#include "ir/ForKinds.def"
+    diags_.error(s.loop_kind_loc, "unknown loop kind '" + s.loop_kind + "' (the kinds are " +
+                                      known + ")");
+    return Stmt();
   }
   // `lo..hi` runs hi - lo times; simplified so that `0..n` has extent n.
   symbolic::Expr extent = symbolic::simplify(symbolic::Sub::make(*hi, *lo));
-  return ir::For::make(var.name, *lo, extent, kind, body, s.loc);
+  return ir::For::make(var.name, *lo, extent, *kind, body, s.loc);
 }
 
 Stmt PrimResolver::if_stmt(const ast::Stmt& s) {

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "ir/Functor.h"
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
 #include "passes/IRUtil.h"
@@ -158,6 +159,24 @@ private:
   const ir::Module& in_;
 };
 
+// A prim written by hand may use loop kinds the target does not run (`block_x` on the CPU).
+void check_loop_kinds(const ir::PrimFunc& prim, PassContext& ctx) {
+  struct Loops : ir::IRVisitor {
+    const ir::PrimFunc& prim;
+    PassContext& ctx;
+    Loops(const ir::PrimFunc& p, PassContext& c) : prim(p), ctx(c) {}
+    void visit_node(const ir::For* f) override {
+      if (!ctx.target.runs(f->for_kind))
+        ctx.diags.error(f->loc, "prim '" + prim.name + "' has a " +
+                                    ir::for_kind_name(f->for_kind) + " loop, which the " +
+                                    ir::target_kind_name(ctx.target.kind) +
+                                    " target does not run");
+      ir::IRVisitor::visit_node(f);
+    }
+  } loops(prim, ctx);
+  loops.visit(prim.body);
+}
+
 } // namespace
 
 ir::Module legalize(const ir::Module& inlined, PassContext& ctx) {
@@ -167,6 +186,7 @@ ir::Module legalize(const ir::Module& inlined, PassContext& ctx) {
   for (const ir::Module::Decl& d : inlined.decls)
     taken.insert(d.name());
   for (const ir::Module::Decl& d : inlined.decls) {
+    if (d.prim) check_loop_kinds(*d.prim, ctx);
     if (!d.fn) {
       out.decls.push_back(d);
       continue;

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "ir/Printer.h"
-#include "passes/PlanMemory.h"
+#include "ir/LibraryRoutine.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
@@ -32,22 +32,12 @@ void split_conjunction(const Expr& e, std::vector<Expr>& out) {
   out.push_back(e);
 }
 
-Expr product(const std::vector<Expr>& dims, size_t begin, size_t end) {
-  Expr p = 1;
-  for (size_t i = begin; i < end; ++i) p = p * dims[i];
-  return symbolic::simplify(p);
-}
-
-Expr byte_size(const HostBuffer& b) {
-  return symbolic::simplify(product(b.shape, 0, b.shape.size()) * (ir::dtype_bits(b.dtype) / 8));
-}
-
 class Lowering {
 public:
   Lowering(const ir::Module& m, const ir::Function& fn, PassContext& ctx)
       : m_(m), fn_(fn), ctx_(ctx), sources_(ctx.diags.sources()) {}
 
-  std::optional<ir::HostProgram> run(std::string* plan_text) {
+  std::optional<ir::HostProgram> run() {
     p_.name = fn_.name;
     if (!bind_params() || !add_checks()) return std::nullopt;
     const auto* body = fn_.body.as<ir::Block>();
@@ -55,31 +45,19 @@ public:
     for (const ir::Binding& b : body->bindings)
       if (!lower_binding(b)) return std::nullopt;
     if (!lower_result(body->result)) return std::nullopt;
-    place_intermediates(plan_text);
     return std::move(p_);
   }
 
 private:
   std::nullopt_t fail(SourceLoc loc, std::string message) {
-    ctx_.diags.error(loc, "cannot compile for the CPU: " + std::move(message));
+    ctx_.diags.error(loc, std::string("cannot compile for the ") +
+                              (ctx_.target.is_gpu() ? "GPU: " : "CPU: ") + std::move(message));
     return std::nullopt;
   }
 
   int add_buffer(HostBuffer b) {
     p_.buffers.push_back(std::move(b));
-    last_use_.push_back(-1);
-    first_def_.push_back(-1);
     return static_cast<int>(p_.buffers.size()) - 1;
-  }
-
-  int root(int id) const {
-    while (p_.buffers[id].storage == HostBuffer::Storage::Alias) id = p_.buffers[id].index;
-    return id;
-  }
-
-  void use(int id) {
-    int r = root(id);
-    last_use_[r] = std::max(last_use_[r], static_cast<int>(p_.steps.size()));
   }
 
   bool bind_params() {
@@ -132,7 +110,6 @@ private:
         fail(loc, what + " uses '" + n + "', which no parameter's shape binds");
         return false;
       }
-    facts_.add(predicate);
     p_.checks.push_back(ir::HostCheck{predicate, std::move(what), location_text(sources_, loc),
                                       {names.begin(), names.end()}});
     return true;
@@ -192,10 +169,7 @@ private:
       b.dtype = fields[i].dtype;
       b.shape = fields[i].shape;
       b.storage = HostBuffer::Storage::Arena;
-      int id = add_buffer(std::move(b));
-      first_def_[id] = static_cast<int>(p_.steps.size());
-      last_use_[id] = first_def_[id];
-      ids.push_back(id);
+      ids.push_back(add_buffer(std::move(b)));
     }
     return ids;
   }
@@ -244,8 +218,11 @@ private:
     }
     if (Ref<ir::PrimFunc> prim = m_.prim(call.callee)) return lower_kernel(call, *prim, args, type, name);
     if (Ref<ir::ExternFunc> ext = m_.ext(call.callee)) {
-      if (ext->symbol == "blas.sgemm") return lower_matmul(call, args, type, name);
-      return fail(call.loc, "no CPU implementation of extern symbol \"" + ext->symbol + "\"");
+      const ir::LibraryRoutine* routine = ir::find_library_routine(ext->symbol);
+      if (!routine || !ctx_.target.offers(ext->symbol))
+        return fail(call.loc, "no " + std::string(ir::target_kind_name(ctx_.target.kind)) +
+                                  " implementation of extern symbol \"" + ext->symbol + "\"");
+      return lower_library_call(call, *routine, args, type, name);
     }
     return fail(call.loc, "'" + call.callee + "' was not legalized (is it a primitive op the CPU "
                                               "backend does not support yet?)");
@@ -283,46 +260,33 @@ private:
                                   fn_.name + "'");
       step.ints.push_back(it->second);
     }
-    for (int a : args) use(a);
     step.buffers = args;
     step.buffers.insert(step.buffers.end(), outs.begin(), outs.end());
     p_.steps.push_back(std::move(step));
     return outs;
   }
 
-  std::optional<std::vector<int>> lower_matmul(const ir::Call& call, const std::vector<int>& args,
-                                               const ir::Type& type, const std::string& name) {
-    if (args.size() != 2 || !type.is_tensor()) return fail(call.loc, "malformed matmul");
-    const std::vector<Expr>& a = p_.buffers[args[0]].shape;
-    const std::vector<Expr>& bs = p_.buffers[args[1]].shape;
-    if (a.size() < 2 || bs.size() < 2) return fail(call.loc, "BLAS matmul needs rank >= 2 operands");
-    Expr k = a[a.size() - 1], n = bs[bs.size() - 1];
-    Expr batch, m, a_stride, b_stride;
-    if (bs.size() == 2) { // fold every leading dim of a into m
-      batch = 1;
-      m = product(a, 0, a.size() - 1);
-      a_stride = 0;
-      b_stride = 0;
-    } else if (a.size() == 2) {
-      batch = product(bs, 0, bs.size() - 2);
-      m = a[0];
-      a_stride = 0;
-      b_stride = symbolic::simplify(k * n);
-    } else if (a.size() == bs.size()) {
-      batch = product(a, 0, a.size() - 2);
-      m = a[a.size() - 2];
-      a_stride = symbolic::simplify(m * k);
-      b_stride = symbolic::simplify(k * n);
-    } else {
-      return fail(call.loc, "BLAS matmul with batch dims of different ranks");
-    }
+  std::optional<std::vector<int>> lower_library_call(const ir::Call& call,
+                                                     const ir::LibraryRoutine& routine,
+                                                     const std::vector<int>& args,
+                                                     const ir::Type& type, const std::string& name) {
     std::vector<int> outs = new_results(type, name);
-    use(args[0]);
-    use(args[1]);
+    std::vector<int> buffers = args;
+    buffers.insert(buffers.end(), outs.begin(), outs.end());
+    if (static_cast<int>(buffers.size()) != routine.buffers)
+      return fail(call.loc, std::string(routine.symbol) + " takes " +
+                                std::to_string(routine.buffers) + " operands and results; '" +
+                                call.callee + "' has " + std::to_string(buffers.size()));
+    std::vector<std::vector<Expr>> shapes;
+    for (int id : buffers) shapes.push_back(p_.buffers[id].shape);
+    std::string error;
+    std::optional<std::vector<Expr>> ints = routine.scalar_args(shapes, &error);
+    if (!ints) return fail(call.loc, error);
     HostStep step;
-    step.kind = HostStep::Kind::Matmul;
-    step.buffers = {args[0], args[1], outs[0]};
-    step.ints = {batch, m, n, k, a_stride, b_stride, 0};
+    step.kind = HostStep::Kind::Library;
+    step.callee = routine.symbol;
+    step.buffers = std::move(buffers);
+    step.ints = std::move(*ints);
     p_.steps.push_back(std::move(step));
     return outs;
   }
@@ -348,7 +312,6 @@ private:
       out.storage = HostBuffer::Storage::Output;
       out.index = static_cast<int>(i);
       int out_id = add_buffer(std::move(out));
-      use(id);
       HostStep copy;
       copy.kind = HostStep::Kind::Copy;
       copy.buffers = {id, out_id};
@@ -358,45 +321,25 @@ private:
     return true;
   }
 
-  void place_intermediates(std::string* plan_text) {
-    std::vector<int> ids;
-    std::vector<BufferLifetime> lifetimes;
-    std::vector<std::string> names;
-    for (size_t i = 0; i < p_.buffers.size(); ++i) {
-      const HostBuffer& b = p_.buffers[i];
-      if (b.storage != HostBuffer::Storage::Arena) continue;
-      ids.push_back(static_cast<int>(i));
-      lifetimes.push_back({byte_size(b), first_def_[i], std::max(first_def_[i], last_use_[i])});
-      names.push_back(b.name);
-    }
-    MemoryPlan plan = plan_memory(lifetimes, facts_, ctx_);
-    for (size_t j = 0; j < ids.size(); ++j) p_.buffers[ids[j]].offset = plan.offsets[j];
-    p_.arena_bytes = plan.arena_bytes;
-    p_.peak_bytes = plan.peak_bytes;
-    if (plan_text) *plan_text = to_string(plan, names);
-  }
-
   const ir::Module& m_;
   const ir::Function& fn_;
   PassContext& ctx_;
   const SourceManager& sources_;
   ir::HostProgram p_;
   std::set<std::string> bound_;
-  symbolic::Facts facts_;
   std::map<std::string, std::vector<int>> values_;
-  std::vector<int> last_use_, first_def_;
 };
 
 } // namespace
 
 std::optional<ir::HostProgram> lower_host(const ir::Module& scheduled, const std::string& entry,
-                                          PassContext& ctx, std::string* plan_text) {
+                                          PassContext& ctx) {
   Ref<ir::Function> fn = scheduled.function(entry);
   if (!fn) {
     ctx.diags.error(SourceLoc{}, "no function '" + entry + "' to compile");
     return std::nullopt;
   }
-  return Lowering(scheduled, *fn, ctx).run(plan_text);
+  return Lowering(scheduled, *fn, ctx).run();
 }
 
 } // namespace dsc::passes

@@ -1,7 +1,8 @@
 #pragma once
-// What every pass gets besides the module: where to report, and the shared prover (whose
-// cache then serves the whole pipeline).
+// What every pass gets besides what it transforms: where to report, the shared prover (whose
+// cache then serves the whole pipeline), and the target being compiled for.
 
+#include "ir/Target.h"
 #include "support/Diagnostics.h"
 #include "symbolic/Prover.h"
 
@@ -10,6 +11,7 @@ namespace dsc::passes {
 struct PassContext {
   DiagnosticEngine& diags;
   symbolic::Prover& prover;
+  ir::Target target = ir::cpu_target();
 };
 
 } // namespace dsc::passes

@@ -1,100 +1,145 @@
 #include "passes/Pipeline.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <ostream>
 
 #include "ir/Printer.h"
-#include "passes/InlineCalls.h"
-#include "passes/Legalize.h"
-#include "passes/LowerHost.h"
-#include "passes/Schedule.h"
-#include "passes/VerifyAfter.h"
+#include "ir/Verifier.h"
+#include "support/Assert.h"
 
 namespace dsc::passes {
 
 namespace {
 
-class Printer {
-public:
-  explicit Printer(const PipelineOptions& o) : o_(o) {}
-  bool wants(const std::string& pass) const {
-    if (!o_.print_to) return false;
-    return std::any_of(o_.print_after.begin(), o_.print_after.end(),
-                       [&](const std::string& p) { return p == pass || p == "all"; });
+void verify(const PassInfo& pass, const Compilation& c, const PassContext& ctx) {
+  ir::VerifyOptions options;
+  options.require_types = c.holds.has(Invariant::Typed);
+  if (c.holds.has(Invariant::Legalized)) options.target = &ctx.target;
+  std::vector<std::string> problems = ir::verify(c.module, options);
+  for (const ir::HostProgram& h : c.hosts) {
+    std::vector<std::string> more = ir::verify(h, c.module, c.holds.has(Invariant::MemoryPlanned));
+    problems.insert(problems.end(), more.begin(), more.end());
   }
-  void print(const std::string& pass, const std::string& text) const {
-    if (wants(pass)) *o_.print_to << "// ----- after " << pass << "\n" << text;
+  if (problems.empty()) return;
+  std::string all;
+  for (const std::string& p : problems) all += "\n  " + p;
+  internal_error << "the IR after " << pass.name << " is invalid:" << all;
+}
+
+void print(const PassInfo& pass, const Compilation& c, std::ostream& os) {
+  os << "// ----- after " << pass.name << "\n";
+  if (!c.holds.has(Invariant::HostLowered)) {
+    os << ir::print_module(c.module);
+    return;
   }
+  for (const ir::HostProgram& h : c.hosts) os << ir::to_string(h);
+}
 
-private:
-  const PipelineOptions& o_;
-};
-
-// After inlining every fn stands alone: keep the entries (and every prim and extern), so that
-// a helper fn the entries no longer call cannot fail the build.
-ir::Module only_entries(const ir::Module& m, const std::vector<std::string>& entries) {
-  ir::Module out;
-  out.imports = m.imports;
-  for (const ir::Module::Decl& d : m.decls)
-    if (!d.fn || std::find(entries.begin(), entries.end(), d.fn->name) != entries.end())
-      out.decls.push_back(d);
-  return out;
+void report_times(const std::vector<std::pair<const PassInfo*, double>>& times, std::ostream& os) {
+  double total = 0;
+  for (const auto& [pass, ms] : times) total += ms;
+  char line[128];
+  os << "===- dsc pass timing -===\n";
+  std::snprintf(line, sizeof line, "  %10.2f ms  100.0%%  total\n", total);
+  os << line;
+  for (const auto& [pass, ms] : times) {
+    std::snprintf(line, sizeof line, "  %10.2f ms  %5.1f%%  %s\n", ms,
+                  total > 0 ? 100.0 * ms / total : 0.0, pass->name);
+    os << line;
+  }
 }
 
 } // namespace
 
-const std::vector<std::string>& pass_names() {
-  static const std::vector<std::string> names = {
-#define DSC_PASS(name, summary) #name,
-#include "passes/Passes.def"
-  };
-  return names;
+std::string Pipeline::check_order(Invariants start) const {
+  Invariants holds = start;
+  for (const PassInfo* p : passes_) {
+    Invariants missing = p->needs.missing_from(holds);
+    if (!missing.empty()) {
+      std::string providers;
+      for (const PassInfo& q : all_passes())
+        if (q.establishes.has_any(missing))
+          providers += std::string(providers.empty() ? "" : ", ") + q.name;
+      return std::string("pass '") + p->name + "' needs the IR " + missing.to_string() +
+             ", which no earlier pass establishes (run " + providers + " before it)";
+    }
+    holds |= p->establishes;
+  }
+  return "";
 }
 
-std::vector<std::string> entry_candidates(const ir::Module& typed) {
+bool Pipeline::run(Compilation& c, PassContext& ctx, const PipelineOptions& options) const {
+  std::vector<std::pair<const PassInfo*, double>> times;
+  bool ok = true;
+  for (const PassInfo* pass : passes_) {
+    size_t errors = ctx.diags.error_count();
+    auto start = std::chrono::steady_clock::now();
+    pass->run(c, ctx);
+    times.emplace_back(pass, std::chrono::duration<double, std::milli>(
+                                 std::chrono::steady_clock::now() - start).count());
+    if (ctx.diags.error_count() != errors) {
+      ok = false;
+      break;
+    }
+    c.holds |= pass->establishes;
+    if (options.verify_each) verify(*pass, c, ctx);
+    bool wanted = options.print_after_all ||
+                  std::find(options.print_after.begin(), options.print_after.end(), pass->name) !=
+                      options.print_after.end();
+    if (wanted && options.print_to) print(*pass, c, *options.print_to);
+  }
+  if (options.time_passes && options.report_to) report_times(times, *options.report_to);
+  return ok;
+}
+
+Pipeline build_pipeline(const ir::Target& target, std::string_view first, std::string_view last) {
+  (void)target; // every pass of Passes.def serves every target today
+  std::vector<const PassInfo*> passes;
+  for (const PassInfo& p : all_passes()) {
+    if (first == p.name || !passes.empty()) passes.push_back(&p);
+    if (last == p.name) break;
+  }
+  internal_assert(!passes.empty() && last == passes.back()->name)
+      << "build_pipeline: no passes from '" << first << "' through '" << last << "'";
+  return Pipeline(std::move(passes));
+}
+
+std::optional<Pipeline> parse_pipeline(std::string_view list, std::string* error) {
+  std::vector<const PassInfo*> passes;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    size_t end = std::min(list.find(',', begin), list.size());
+    std::string_view name = list.substr(begin, end - begin);
+    const PassInfo* p = find_pass(name);
+    if (!p) {
+      *error = "unknown pass '" + std::string(name) + "'; the passes are " + pass_names_text();
+      return std::nullopt;
+    }
+    passes.push_back(p);
+    begin = end + 1;
+  }
+  Pipeline pipeline(std::move(passes));
+  *error = pipeline.check_order({});
+  if (!error->empty()) return std::nullopt;
+  return pipeline;
+}
+
+std::string pass_names_text() {
+  std::string s;
+  for (const PassInfo& p : all_passes()) s += std::string(s.empty() ? "" : ", ") + p.name;
+  return s;
+}
+
+std::vector<std::string> entry_candidates(const ir::Module& m) {
   std::vector<std::string> out;
-  for (const ir::Module::Decl& d : typed.decls) {
+  for (const ir::Module::Decl& d : m.decls) {
     if (!d.fn) continue;
     bool ok = std::all_of(d.fn->params.begin(), d.fn->params.end(),
                           [](const ir::VarRef& p) { return p->type.is_tensor(); });
     if (ok) out.push_back(d.fn->name);
   }
-  return out;
-}
-
-std::optional<Lowered> lower_module(const ir::Module& typed, const std::vector<std::string>& entries,
-                                    PassContext& ctx, const PipelineOptions& options) {
-  Printer printer(options);
-  size_t errors = ctx.diags.error_count();
-  auto failed = [&] { return ctx.diags.error_count() != errors; };
-
-  ir::Module m = only_entries(inline_calls(typed, ctx), entries);
-  if (failed()) return std::nullopt;
-  verify_after("inline_calls", m);
-  printer.print("inline_calls", ir::print_module(m));
-
-  m = legalize(m, ctx);
-  if (failed()) return std::nullopt;
-  verify_after("legalize", m);
-  printer.print("legalize", ir::print_module(m));
-
-  m = schedule(m, ctx);
-  if (failed()) return std::nullopt;
-  verify_after("schedule", m);
-  printer.print("schedule", ir::print_module(m));
-
-  Lowered out{m, {}};
-  std::string plans, hosts;
-  for (const std::string& entry : entries) {
-    std::string plan;
-    std::optional<ir::HostProgram> host = lower_host(m, entry, ctx, &plan);
-    if (!host) return std::nullopt;
-    plans += "// " + entry + "\n" + plan;
-    hosts += ir::to_string(*host);
-    out.hosts.push_back(std::move(*host));
-  }
-  printer.print("plan_memory", plans);
-  printer.print("lower_host", hosts);
   return out;
 }
 

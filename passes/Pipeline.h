@@ -1,38 +1,74 @@
 #pragma once
-// The back half of the compiler, as straight-line code (passes/Passes.def lists the steps):
-// a typed module (after infer_shapes and collect_facts) becomes a module of prims and
-// externs plus one ir::HostProgram per entry function, ready for a backend.
+// The pipeline: which passes run, in what order, with what instrumentation. build_pipeline is
+// the one place that decides the order of a compilation (from passes/Passes.def); dscc, every
+// test helper and the fuzzers call it. parse_pipeline builds the subsets `dscc opt --passes=`
+// asks for, refusing an order in which a pass would run before what it requires holds.
+//
+// Instrumentation, in the style of MLIR's pass manager:
+//   - print_after / print_after_all: the module (or, once lower_host has run, the host
+//     programs) after the named passes, each under a `// ----- after NAME` line;
+//   - verify_each: the IR verifier after every pass, under the invariants that then hold (a
+//     violation is a compiler bug: internal_error);
+//   - time_passes: wall time per pass, as a table.
 
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "ir/HostProgram.h"
-#include "ir/Module.h"
+#include "passes/Compilation.h"
 #include "passes/PassContext.h"
+#include "passes/PassRegistry.h"
 
 namespace dsc::passes {
 
-// The names in Passes.def, in order.
-const std::vector<std::string>& pass_names();
-
 struct PipelineOptions {
-  std::vector<std::string> print_after; // pass names, or "all"
-  std::ostream* print_to = nullptr;     // where --print-after goes (required when printing)
+  std::vector<std::string> print_after; // pass names
+  bool print_after_all = false;
+#ifdef NDEBUG
+  bool verify_each = false;
+#else
+  bool verify_each = true; // debug builds verify after every pass
+#endif
+  bool time_passes = false;
+  std::ostream* print_to = nullptr;  // required when printing
+  std::ostream* report_to = nullptr; // required with time_passes
 };
 
-struct Lowered {
-  ir::Module module; // the prims and externs the host programs call
-  std::vector<ir::HostProgram> hosts;
+class Pipeline {
+public:
+  explicit Pipeline(std::vector<const PassInfo*> passes) : passes_(std::move(passes)) {}
+
+  const std::vector<const PassInfo*>& passes() const { return passes_; }
+
+  // "" when every pass finds what it requires held, by `start` or by the passes before it;
+  // otherwise the first pass that would not, and why.
+  std::string check_order(Invariants start) const;
+
+  // Runs the passes in order on `c` (ctx.target is the target). Stops after the first pass
+  // that reports an error to ctx.diags, and returns false then.
+  bool run(Compilation& c, PassContext& ctx, const PipelineOptions& options = {}) const;
+
+private:
+  std::vector<const PassInfo*> passes_;
 };
 
-// The fns of `typed` that can be entry points: every parameter a tensor whose dims are known
-// (generic stdlib-style fns are not).
-std::vector<std::string> entry_candidates(const ir::Module& typed);
+// The default pipeline for `target`, from the pass named `first` through the one named `last`
+// (the whole pipeline by default; through "collect_facts" for what `dscc check` needs, and from
+// "inline_calls" to go on from there).
+Pipeline build_pipeline(const ir::Target& target, std::string_view first = "infer_shapes",
+                        std::string_view last = "plan_memory");
 
-// Lowers `entries` (names of fns of `typed`). Errors go to ctx.diags; nullopt then.
-std::optional<Lowered> lower_module(const ir::Module& typed, const std::vector<std::string>& entries,
-                                    PassContext& ctx, const PipelineOptions& options = {});
+// `--passes=a,b,c`, run on a freshly parsed module: nullopt with `*error` set for an unknown
+// name or an order in which a pass runs before what it requires holds.
+std::optional<Pipeline> parse_pipeline(std::string_view list, std::string* error);
+
+// "infer_shapes, collect_facts, ..., plan_memory", for messages.
+std::string pass_names_text();
+
+// The fns of `m` (parsed or typed) that can be entry points: every parameter a tensor whose
+// dims are known (generic stdlib-style fns are not).
+std::vector<std::string> entry_candidates(const ir::Module& m);
 
 } // namespace dsc::passes

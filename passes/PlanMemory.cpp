@@ -1,7 +1,5 @@
 #include "passes/PlanMemory.h"
 
-#include <sstream>
-
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
 
@@ -26,7 +24,7 @@ Expr aligned(const Expr& bytes, const symbolic::Facts& facts, PassContext& ctx) 
 
 } // namespace
 
-MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, const symbolic::Facts& facts,
+MemoryPlan plan_arena(const std::vector<BufferLifetime>& buffers, const symbolic::Facts& facts,
                        PassContext& ctx) {
   MemoryPlan plan;
   std::vector<int> block_free_after; // the last step of the block's latest tenant
@@ -92,18 +90,51 @@ MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, const symboli
   return plan;
 }
 
-std::string to_string(const MemoryPlan& plan, const std::vector<std::string>& names) {
-  std::ostringstream os;
-  os << "arena " << symbolic::to_string(plan.arena_bytes) << " bytes in "
-     << plan.block_bytes.size() << " blocks (" << plan.reused << " reuses), peak live "
-     << symbolic::to_string(plan.peak_bytes) << "\n";
-  for (size_t k = 0; k < plan.block_bytes.size(); ++k) {
-    os << "  block " << k << ": " << symbolic::to_string(plan.block_bytes[k]) << " bytes:";
-    for (size_t i = 0; i < plan.block_of.size(); ++i)
-      if (plan.block_of[i] == static_cast<int>(k)) os << " " << (i < names.size() ? names[i] : "?");
-    os << "\n";
+namespace {
+
+Expr byte_size(const ir::HostBuffer& b) {
+  Expr elements = 1;
+  for (const Expr& d : b.shape) elements = elements * d;
+  return symbolic::simplify(elements * (ir::dtype_bits(b.dtype) / 8));
+}
+
+void plan_program(ir::HostProgram& p, PassContext& ctx) {
+  using Storage = ir::HostBuffer::Storage;
+  auto root = [&](int id) {
+    while (p.buffers[id].storage == Storage::Alias) id = p.buffers[id].index;
+    return id;
+  };
+  std::vector<int> first(p.buffers.size(), -1), last(p.buffers.size(), -1);
+  for (size_t step = 0; step < p.steps.size(); ++step) {
+    for (int id : p.steps[step].buffers) {
+      int r = root(id);
+      if (first[r] < 0) first[r] = static_cast<int>(step);
+      last[r] = static_cast<int>(step);
+    }
   }
-  return os.str();
+  symbolic::Facts facts;
+  for (const ir::HostCheck& c : p.checks) facts.add(c.predicate);
+  std::vector<int> ids;
+  std::vector<BufferLifetime> lifetimes;
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    if (p.buffers[i].storage != Storage::Arena) continue;
+    ids.push_back(static_cast<int>(i));
+    // A buffer no step mentions still gets a place (at the end), so that it has an offset.
+    int at = first[i] < 0 ? static_cast<int>(p.steps.size()) : first[i];
+    lifetimes.push_back({byte_size(p.buffers[i]), at, std::max(at, last[i])});
+  }
+  MemoryPlan plan = plan_arena(lifetimes, facts, ctx);
+  for (size_t j = 0; j < ids.size(); ++j) p.buffers[ids[j]].offset = plan.offsets[j];
+  p.arena_bytes = plan.arena_bytes;
+  p.peak_bytes = plan.peak_bytes;
+  p.arena_blocks = static_cast<int>(plan.block_bytes.size());
+  p.reused_buffers = plan.reused;
+}
+
+} // namespace
+
+void plan_memory(std::vector<ir::HostProgram>& hosts, PassContext& ctx) {
+  for (ir::HostProgram& p : hosts) plan_program(p, ctx);
 }
 
 } // namespace dsc::passes

@@ -1,7 +1,12 @@
 #pragma once
-// plan_memory: places a function's intermediate buffers in one arena per call.
+// plan_memory: places each host program's intermediate buffers (HostBuffer::Storage::Arena)
+// in one arena per call, filling in their offsets and the program's arena and peak sizes.
 //
-// Input: each intermediate's byte size (symbolic) and its lifetime as [first, last] step
+// A buffer is live from the first step that mentions it (its definition) to the last (an
+// alias, a reshape, extends the life of the buffer it aliases). The facts are the program's
+// checks (its `where` clauses and run-time shape facts), which hold whenever steps run.
+//
+// plan_arena, the placement itself. Input: each intermediate's byte size (symbolic) and its lifetime as [first, last] step
 // indices (inclusive: a buffer is live while the step that reads it last runs). Buffers are
 // placed in definition order. A buffer reuses a block whose previous tenants are all dead
 // before its first step when symbolic/ proves, under the function's facts (its `where`
@@ -16,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/HostProgram.h"
 #include "passes/PassContext.h"
 #include "symbolic/Expr.h"
 #include "symbolic/Facts.h"
@@ -37,10 +43,10 @@ struct MemoryPlan {
   int reused = 0; // buffers placed in a block another buffer used before
 };
 
-MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers, const symbolic::Facts& facts,
-                       PassContext& ctx);
+MemoryPlan plan_arena(const std::vector<BufferLifetime>& buffers, const symbolic::Facts& facts,
+                      PassContext& ctx);
 
-// `--print-after=plan_memory`: one line per block and buffer.
-std::string to_string(const MemoryPlan& plan, const std::vector<std::string>& names);
+// The pass: plans every program of `hosts` in place.
+void plan_memory(std::vector<ir::HostProgram>& hosts, PassContext& ctx);
 
 } // namespace dsc::passes

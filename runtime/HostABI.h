@@ -76,10 +76,12 @@ void* dsc_rt_output(dsc_call* call, int32_t index, int32_t code, int32_t bits, i
 // C[b] = A[b] @ B[b] for b in [0, batch), row-major, f32: A[b] is m x k at a + b*a_batch_stride,
 // B[b] is k x n at bm + b*b_batch_stride (a stride of 0 broadcasts), C[b] is m x n, dense.
 // trans_b != 0 means B[b] is stored n x k (B transposed). Negative sizes or strides do
-// nothing; k == 0 zeroes C. How it uses threads: runtime/Matmul.h.
+// nothing; k == 0 zeroes C. How it uses threads: runtime/Matmul.h. This is library routine
+// "blas.sgemm" (ir/LibraryRoutines.def): buffer pointers, then int64 scalars, as every
+// library routine is called.
 void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int64_t batch, int64_t m,
                        int64_t n, int64_t k, int64_t a_batch_stride, int64_t b_batch_stride,
-                       int32_t trans_b);
+                       int64_t trans_b);
 
 #ifdef __cplusplus
 }

@@ -81,7 +81,7 @@ void set_blas_num_threads(int n) {
 
 extern "C" void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int64_t batch,
                                   int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
-                                  int64_t b_batch_stride, int32_t trans_b) {
+                                  int64_t b_batch_stride, int64_t trans_b) {
   using namespace dsc::runtime;
   // Compiled code never passes negative sizes; do nothing rather than touch memory.
   if (batch <= 0 || m <= 0 || n <= 0 || k < 0 || a_batch_stride < 0 || b_batch_stride < 0) return;

@@ -88,7 +88,7 @@ struct Compilation {
 };
 
 bool compile(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
-             runtime::Manifest manifest, const TargetOptions& options, bool embed_manifest,
+             runtime::Manifest manifest, const ir::Target& options, bool embed_manifest,
              bool optimize, Compilation* out, std::string* error) {
   if (!resolve_target(options, &out->target, error)) return false;
   if (!complete_manifest(hosts, &manifest, error)) return false;
@@ -139,7 +139,7 @@ runtime::FunctionInfo describe_host_program(const ir::HostProgram& program) {
 std::unique_ptr<runtime::Model> jit_compile(const ir::Module& m,
                                             const std::vector<ir::HostProgram>& hosts,
                                             runtime::Manifest manifest,
-                                            const TargetOptions& options, std::string* error) {
+                                            const ir::Target& options, std::string* error) {
   ResolvedTarget target;
   if (!resolve_target(options, &target, error)) return nullptr;
   if (!complete_manifest(hosts, &manifest, error)) return nullptr;
@@ -161,7 +161,7 @@ std::unique_ptr<runtime::Model> jit_compile(const ir::Module& m,
 }
 
 bool build_shared_library(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
-                          runtime::Manifest manifest, const TargetOptions& options,
+                          runtime::Manifest manifest, const ir::Target& options,
                           const std::string& out_path, std::string* error) {
   Compilation c;
   if (!compile(m, hosts, std::move(manifest), options, true, true, &c, error)) return false;
@@ -169,7 +169,7 @@ bool build_shared_library(const ir::Module& m, const std::vector<ir::HostProgram
 }
 
 std::string emit_llvm_ir(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
-                         runtime::Manifest manifest, const TargetOptions& options, bool optimized,
+                         runtime::Manifest manifest, const ir::Target& options, bool optimized,
                          std::string* error) {
   Compilation c;
   if (!compile(m, hosts, std::move(manifest), options, true, optimized, &c, error)) return "";

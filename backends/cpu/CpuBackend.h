@@ -23,26 +23,11 @@
 
 #include "ir/HostProgram.h"
 #include "ir/Module.h"
+#include "ir/Target.h"
 #include "runtime/Manifest.h"
 #include "runtime/Model.h"
 
 namespace dsc::cpu {
-
-struct TargetOptions {
-  // "native": the host CPU's LLVM name and features (AVX-512 where present).
-  // "generic": portable x86-64 (LLVM's "x86-64" CPU, SSE2 only).
-  // Anything else is taken as an LLVM CPU name ("skylake-avx512", "znver3"); unknown names
-  // are an error.
-  std::string cpu = "native";
-  // Extra LLVM subtarget features, comma-separated, applied after the CPU's
-  // ("-avx512f,+fma").
-  std::string features;
-  // 0 to 3, as clang's -O0 .. -O3: the optimization pipeline and the code generator's level.
-  int opt_level = 3;
-  // The widest vectors (bits) the vectorizers use: 0 keeps the CPU's preference (LLVM
-  // prefers 256 bits on most AVX-512 CPUs); 512 uses full AVX-512 registers. Else 128 or 256.
-  int vector_width = 0;
-};
 
 // "dsc_host_<name>" and "dsc_kernel_<name>"; characters other than [A-Za-z0-9_] become '_'.
 // Two functions whose names differ only in such characters are a compile-time error.
@@ -59,7 +44,7 @@ runtime::FunctionInfo describe_host_program(const ir::HostProgram& program);
 std::unique_ptr<runtime::Model> jit_compile(const ir::Module& m,
                                             const std::vector<ir::HostProgram>& hosts,
                                             runtime::Manifest manifest,
-                                            const TargetOptions& options, std::string* error);
+                                            const ir::Target& target, std::string* error);
 
 // Writes a position-independent object with the same code plus an exported
 // `const char dsc_manifest[]` (runtime::to_json of the completed manifest), and links it with
@@ -68,13 +53,13 @@ std::unique_ptr<runtime::Model> jit_compile(const ir::Module& m,
 // dsc_manifest are exported. False with `*error` set (the linker's output included) on failure;
 // temporary files are removed either way.
 bool build_shared_library(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
-                          runtime::Manifest manifest, const TargetOptions& options,
+                          runtime::Manifest manifest, const ir::Target& target,
                           const std::string& out_path, std::string* error);
 
 // The LLVM IR as text (what build_shared_library compiles), before or after the optimizer;
 // "" with `*error` set on failure. For `--print-after` and tests.
 std::string emit_llvm_ir(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
-                         runtime::Manifest manifest, const TargetOptions& options, bool optimized,
+                         runtime::Manifest manifest, const ir::Target& target, bool optimized,
                          std::string* error);
 
 // For linking and compiling programs against built models: the directory of

@@ -12,6 +12,7 @@
 
 #include "backends/cpu/CpuBackend.h"
 #include "backends/cpu/SymbolicCodegen.h"
+#include "ir/LibraryRoutine.h"
 #include "symbolic/Printer.h"
 
 namespace dsc::cpu {
@@ -114,7 +115,7 @@ private:
   llvm::ConstantInt* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
 
   llvm::FunctionCallee runtime(const char* name, llvm::Type* result,
-                               std::initializer_list<llvm::Type*> params) {
+                               llvm::ArrayRef<llvm::Type*> params) {
     llvm::FunctionCallee f =
         out_.getOrInsertFunction(name, llvm::FunctionType::get(result, params, false));
     if (auto* decl = llvm::dyn_cast<llvm::Function>(f.getCallee()))
@@ -397,8 +398,8 @@ private:
       case ir::HostStep::Kind::Kernel:
         emit_kernel_call(s);
         break;
-      case ir::HostStep::Kind::Matmul:
-        emit_matmul(s);
+      case ir::HostStep::Kind::Library:
+        emit_library_call(s);
         break;
       case ir::HostStep::Kind::Copy:
         emit_copy(s);
@@ -451,31 +452,36 @@ private:
     b_.CreateCall(llvm::FunctionCallee(kernel->getFunctionType(), kernel), {buffers, ints});
   }
 
-  void emit_matmul(const ir::HostStep& s) {
-    const std::string what = "a matmul step";
-    if (!step_buffers(s, 3, what)) return;
+  // runtime_function(buffer pointers..., int64 scalars...), as ir/LibraryRoutines.def says.
+  void emit_library_call(const ir::HostStep& s) {
+    const std::string what = "the call of library routine '" + s.callee + "'";
+    const ir::LibraryRoutine* routine = ir::find_library_routine(s.callee);
+    if (!routine || routine->target != ir::TargetKind::Cpu) {
+      fail(what + ": the CPU has no such routine");
+      return;
+    }
+    if (!step_buffers(s, static_cast<size_t>(routine->buffers), what)) return;
     for (int id : s.buffers) {
-      if (buffer(id).dtype != ir::DType::F32) {
+      if (buffer(id).dtype != routine->dtype) {
         fail(what + ": " + describe(buffer(id), id) + " is " + ir::dtype_name(buffer(id).dtype) +
-             "; matmul steps are f32");
+             "; the routine takes " + ir::dtype_name(routine->dtype));
         return;
       }
     }
-    if (s.ints.size() != 7) {
-      fail(what + " has " + std::to_string(s.ints.size()) +
-           " ints; it takes batch, m, n, k, a_batch_stride, b_batch_stride, trans_b");
+    if (s.ints.size() != static_cast<size_t>(routine->scalars)) {
+      fail(what + " has " + std::to_string(s.ints.size()) + " scalars; it takes " +
+           std::to_string(routine->scalars) + " (" + routine->summary + ")");
       return;
     }
-    std::vector<llvm::Value*> args = {pointer(s.buffers[0]), pointer(s.buffers[1]),
-                                      pointer(s.buffers[2])};
-    for (size_t j = 0; j < 6; ++j)
-      args.push_back(eval(s.ints[j], what));
-    args.push_back(b_.CreateTrunc(eval(s.ints[6], what), i32_));
+    std::vector<llvm::Type*> types(s.buffers.size(), ptr_);
+    std::vector<llvm::Value*> args;
+    for (int id : s.buffers) args.push_back(pointer(id));
+    for (const symbolic::Expr& e : s.ints) {
+      args.push_back(eval(e, what));
+      types.push_back(i64_);
+    }
     if (!ok()) return;
-    llvm::FunctionCallee matmul =
-        runtime("dsc_rt_matmul_f32", b_.getVoidTy(),
-                {ptr_, ptr_, ptr_, i64_, i64_, i64_, i64_, i64_, i64_, i32_});
-    b_.CreateCall(matmul, args);
+    b_.CreateCall(runtime(routine->runtime_function, b_.getVoidTy(), types), args);
   }
 
   void emit_copy(const ir::HostStep& s) {

@@ -51,13 +51,18 @@ void initialize_native_target() {
   });
 }
 
-bool resolve_target(const TargetOptions& options, ResolvedTarget* out, std::string* error) {
+bool resolve_target(const ir::Target& options, ResolvedTarget* out, std::string* error) {
   initialize_native_target();
+  if (options.kind != ir::TargetKind::Cpu) {
+    if (error) *error = std::string("the CPU backend cannot compile for the ") +
+                        ir::target_kind_name(options.kind) + " target";
+    return false;
+  }
   if (options.opt_level < 0 || options.opt_level > 3) {
     if (error) *error = "opt_level must be 0 to 3, not " + std::to_string(options.opt_level);
     return false;
   }
-  const int width = options.vector_width;
+  const int width = options.vector_bits;
   if (width != 0 && width != 128 && width != 256 && width != 512) {
     if (error) *error = "vector_width must be 0, 128, 256 or 512, not " + std::to_string(width);
     return false;

@@ -1,5 +1,5 @@
 #pragma once
-// Which machine the CPU backend compiles for: TargetOptions resolved to an LLVM triple, CPU
+// Which machine the CPU backend compiles for: an ir::Target resolved to an LLVM triple, CPU
 // name and feature string, and the TargetMachines built from them. The JIT and the `.so`
 // path use the same resolution, so both run the same code.
 
@@ -28,7 +28,7 @@ void initialize_native_target();
 
 // False with `*error` set for an opt_level outside 0..3, a vector width other than 0, 128, 256
 // or 512, or a CPU or feature name LLVM does not know.
-bool resolve_target(const TargetOptions& options, ResolvedTarget* out, std::string* error);
+bool resolve_target(const ir::Target& options, ResolvedTarget* out, std::string* error);
 
 // A TargetMachine for position-independent code (what a `.so` needs; the JIT takes it too).
 std::unique_ptr<llvm::TargetMachine> create_target_machine(const ResolvedTarget& target,

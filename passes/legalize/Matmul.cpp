@@ -45,6 +45,7 @@ ir::Expr blas(const ir::Call& call, const ir::BoundArgs& args, const ir::Type& t
               FnContext& ctx) {
   const ir::Type& at = args.types[0];
   const ir::Type& bt = args.types[1];
+  if (!ctx.pass().target.offers("blas.sgemm")) return ir::Expr();
   if (type.dtype != DType::F32 || at.weak || bt.weak || at.rank() < 2 || bt.rank() < 2 ||
       !args[0].is<ir::Var>() || !args[1].is<ir::Var>())
     return ir::Expr();

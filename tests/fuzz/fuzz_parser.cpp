@@ -1,4 +1,4 @@
-// libFuzzer entry point for the front end and the analyses behind `dscc check`: any bytes, as a
+// libFuzzer entry point for the front end and the passes behind `dscc check`: any bytes, as a
 // .dsc file, must end in diagnostics or in a typed module, never in a crash, a hang, a leak or a
 // sanitizer report. A module that parses must also print as text that parses again.
 //
@@ -12,8 +12,7 @@
 
 #include "ir/Printer.h"
 #include "lang/Frontend.h"
-#include "passes/CollectFacts.h"
-#include "passes/InferShapes.h"
+#include "passes/Pipeline.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   dsc::SourceManager sources;
@@ -41,12 +40,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!dsc::lang::parse_module(sources, again, reparse_diags, strict)) __builtin_trap();
   }
 
-  // Shape inference and fact collection, without Z3 so that each input stays fast.
+  // The pipeline through shape inference and fact collection, with the verifier after each
+  // pass, and without Z3 so that each input stays fast.
   dsc::symbolic::ProverOptions prover_options;
   prover_options.use_z3 = false;
   dsc::symbolic::Prover prover(prover_options);
   dsc::passes::PassContext ctx{diags, prover};
-  dsc::ir::Module typed = dsc::passes::infer_shapes(*m, ctx);
-  if (!diags.has_errors()) dsc::passes::collect_facts(typed, ctx);
+  dsc::passes::Compilation c;
+  c.module = std::move(*m);
+  dsc::passes::PipelineOptions verifying;
+  verifying.verify_each = true;
+  dsc::passes::build_pipeline(ctx.target, "infer_shapes", "collect_facts").run(c, ctx, verifying);
   return 0;
 }

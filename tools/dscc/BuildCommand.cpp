@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "backends/cpu/CpuBackend.h"
 #include "tools/dscc/Command.h"
 #include "tools/dscc/Compile.h"
 #include "tools/dscc/TargetOption.h"
@@ -26,9 +27,6 @@ library that `dscc run OUT.so` and C programs (runtime/dsc_runtime.h) load.
                                where present; generic: portable x86-64; or an LLVM CPU name
   --vector-width=128|256|512   the vector width LLVM's vectorizers aim for (default: the
                                CPU's preference; 256 on recent Xeons even with AVX-512)
-  --print-after=PASS           print the module after PASS (repeatable): inline_calls,
-                               legalize, schedule, plan_memory, lower_host, llvm (the
-                               optimized LLVM IR), or all
   -q, --quiet                  no progress lines
 )";
 
@@ -42,6 +40,7 @@ int run_build(const Args& args) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
       std::fputs(kBuildUsage, stdout);
+      std::fputs(kInstrumentationUsage, stdout);
       return 0;
     }
     if (a == "-o" && i + 1 < args.size()) {
@@ -50,14 +49,14 @@ int run_build(const Args& args) {
       out_path = a.substr(9);
     } else if (a.rfind("--entry=", 0) == 0) {
       options.entries.push_back(a.substr(8));
-    } else if (a.rfind("--print-after=", 0) == 0) {
-      if (!parse_print_after(a.substr(14), &options, &error)) {
+    } else if (parse_instrumentation_option(a, &options, &error) != OptionResult::NotMine) {
+      if (!error.empty()) {
         std::cerr << "dscc build: error: " << error << "\n";
         return 1;
       }
     } else if (a == "-q" || a == "--quiet") {
       options.quiet = true;
-    } else if (parse_target_option(a, &options.target, &error) != TargetOptionResult::NotMine) {
+    } else if (parse_target_option(a, &options.target, &error) != OptionResult::NotMine) {
       if (!error.empty()) {
         std::cerr << "dscc build: error: " << error << "\n";
         return 1;
@@ -80,19 +79,18 @@ int run_build(const Args& args) {
   }
 
   auto start = std::chrono::steady_clock::now();
-  std::optional<Compiled> c = compile_file(options, std::cout, std::cerr);
+  std::optional<passes::Compilation> c = compile_file(options, std::cout, std::cerr);
   if (!c) return 1;
-  if (wants_llvm(options)) {
-    std::string text = cpu::emit_llvm_ir(c->lowered.module, c->lowered.hosts, c->manifest,
-                                         options.target, true, &error);
+  runtime::Manifest manifest = manifest_of(*c);
+  if (options.print_llvm) {
+    std::string text = cpu::emit_llvm_ir(c->module, c->hosts, manifest, options.target, true, &error);
     if (text.empty()) {
       std::cerr << "dscc build: error: " << error << "\n";
       return 1;
     }
     std::cout << "// ----- after llvm\n" << text;
   }
-  if (!cpu::build_shared_library(c->lowered.module, c->lowered.hosts, c->manifest, options.target,
-                                 out_path, &error)) {
+  if (!cpu::build_shared_library(c->module, c->hosts, manifest, options.target, out_path, &error)) {
     std::cerr << "dscc build: error: " << error << "\n";
     return 1;
   }

@@ -6,7 +6,7 @@
 
 #include "ir/Printer.h"
 #include "tools/dscc/Command.h"
-#include "tools/dscc/Pipeline.h"
+#include "tools/dscc/Check.h"
 #include "tools/dscc/VerifyDiagnostics.h"
 
 namespace dsc::dscc {

@@ -13,5 +13,6 @@ int run_check(const Args& args);
 int run_repl(const Args& args);
 int run_build(const Args& args);
 int run_run(const Args& args);
+int run_opt(const Args& args);
 
 } // namespace dsc::dscc

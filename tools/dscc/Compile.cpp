@@ -4,40 +4,55 @@
 #include <chrono>
 #include <ostream>
 
+#include "backends/cpu/CpuBackend.h"
 #include "passes/PassContext.h"
-#include "tools/dscc/Pipeline.h"
+#include "tools/dscc/Check.h"
 
 namespace dsc::dscc {
 
-bool parse_print_after(const std::string& value, CompileOptions* options, std::string* error) {
-  const std::vector<std::string>& names = passes::pass_names();
-  if (value != "all" && value != "llvm" &&
-      std::find(names.begin(), names.end(), value) == names.end()) {
-    std::string known;
-    for (const std::string& n : names) known += n + ", ";
-    *error = "unknown pass '" + value + "' in --print-after; the passes are " + known +
-             "and llvm (the optimized LLVM IR), or all";
-    return false;
+const char* const kInstrumentationUsage =
+    R"(  --print-after=PASS           print the IR after PASS (repeatable): a pass of the
+                               pipeline, llvm (the optimized LLVM IR), or all
+  --print-after-all            print the IR after every pass
+  --verify-each                run the IR verifier after every pass (on in debug builds)
+  --time-passes                print each pass's wall time to stderr
+)";
+
+OptionResult parse_instrumentation_option(const std::string& arg, CompileOptions* options,
+                                          std::string* error) {
+  error->clear();
+  passes::PipelineOptions& p = options->instrument;
+  if (arg == "--print-after-all") {
+    p.print_after_all = true;
+  } else if (arg == "--verify-each") {
+    p.verify_each = true;
+  } else if (arg == "--time-passes") {
+    p.time_passes = true;
+  } else if (arg.rfind("--print-after=", 0) == 0) {
+    std::string value = arg.substr(14);
+    if (value == "all") {
+      p.print_after_all = true;
+      options->print_llvm = true;
+    } else if (value == "llvm") {
+      options->print_llvm = true;
+    } else if (passes::find_pass(value)) {
+      p.print_after.push_back(value);
+    } else {
+      *error = "unknown pass '" + value + "' in --print-after; the passes are " +
+               passes::pass_names_text() + ", and llvm (the optimized LLVM IR), or all";
+    }
+  } else {
+    return OptionResult::NotMine;
   }
-  options->print_after.push_back(value);
-  return true;
+  return OptionResult::Parsed;
 }
 
-std::optional<Compiled> compile_file(const CompileOptions& options, std::ostream& out,
-                                     std::ostream& err) {
-  auto start = std::chrono::steady_clock::now();
-  SourceManager sources;
-  DiagnosticEngine diags(sources);
-  symbolic::Prover prover;
-  std::optional<uint32_t> file = load_source(options.file, sources, diags);
-  std::optional<Checked> checked;
-  if (file) checked = check_buffer(sources, *file, diags, prover);
-  if (!checked) {
-    diags.print(err);
-    return std::nullopt;
-  }
+namespace {
 
-  std::vector<std::string> candidates = passes::entry_candidates(checked->module);
+// The entries to compile: those named, else every candidate (build) or the only one or `main`.
+std::optional<std::vector<std::string>> choose_entries(const CompileOptions& options,
+                                                       const ir::Module& typed, std::ostream& err) {
+  std::vector<std::string> candidates = passes::entry_candidates(typed);
   std::vector<std::string> entries = options.entries;
   for (const std::string& e : entries) {
     if (std::find(candidates.begin(), candidates.end(), e) != candidates.end()) continue;
@@ -50,44 +65,69 @@ std::optional<Compiled> compile_file(const CompileOptions& options, std::ostream
     err << "\n";
     return std::nullopt;
   }
-  if (entries.empty()) {
-    if (candidates.empty()) {
-      err << "dscc: error: " << options.file
-          << " has no entry function (a fn whose parameters are all tensors with known dims)\n";
-      return std::nullopt;
-    }
-    if (options.all_entries || candidates.size() == 1) {
-      entries = candidates;
-    } else if (std::find(candidates.begin(), candidates.end(), "main") != candidates.end()) {
-      entries = {"main"};
-    } else {
-      err << "dscc: error: " << options.file << " has several entry functions (";
-      for (size_t i = 0; i < candidates.size(); ++i) err << (i ? ", " : "") << candidates[i];
-      err << "); choose one with --entry=NAME\n";
-      return std::nullopt;
-    }
+  if (!entries.empty()) return entries;
+  if (candidates.empty()) {
+    err << "dscc: error: " << options.file
+        << " has no entry function (a fn whose parameters are all tensors with known dims)\n";
+    return std::nullopt;
   }
+  if (options.all_entries || candidates.size() == 1) return candidates;
+  if (std::find(candidates.begin(), candidates.end(), "main") != candidates.end())
+    return std::vector<std::string>{"main"};
+  err << "dscc: error: " << options.file << " has several entry functions (";
+  for (size_t i = 0; i < candidates.size(); ++i) err << (i ? ", " : "") << candidates[i];
+  err << "); choose one with --entry=NAME\n";
+  return std::nullopt;
+}
 
-  passes::PassContext ctx{diags, prover};
-  passes::PipelineOptions pipeline;
-  pipeline.print_after = options.print_after;
-  pipeline.print_to = &out;
-  std::optional<passes::Lowered> lowered = passes::lower_module(checked->module, entries, ctx, pipeline);
+} // namespace
+
+std::optional<passes::Compilation> compile_file(const CompileOptions& options, std::ostream& out,
+                                                std::ostream& err,
+                                                const passes::Pipeline* pipeline) {
+  auto start = std::chrono::steady_clock::now();
+  SourceManager sources;
+  DiagnosticEngine diags(sources);
+  symbolic::Prover prover;
+  passes::PipelineOptions instrument = options.instrument;
+  instrument.print_to = &out;
+  instrument.report_to = &err;
+  passes::PassContext ctx{diags, prover, options.target};
+
+  std::optional<uint32_t> file = load_source(options.file, sources, diags);
+  std::optional<ir::Module> parsed;
+  if (file) parsed = parse_checked(sources, *file, diags, prover);
+  if (!parsed) {
+    diags.print(err);
+    return std::nullopt;
+  }
+  // The entries are chosen from the parsed fns' signatures, which need no types.
+  std::optional<std::vector<std::string>> entries = choose_entries(options, *parsed, err);
+  if (!entries) return std::nullopt;
+  passes::Compilation c;
+  c.module = std::move(*parsed);
+  c.entries = std::move(*entries);
+  bool ok = pipeline ? pipeline->run(c, ctx, instrument)
+                     : passes::build_pipeline(options.target).run(c, ctx, instrument);
   diags.print(err);
-  if (!lowered) return std::nullopt;
+  if (!ok) return std::nullopt;
 
-  Compiled c{std::move(*lowered), {}};
-  for (const ir::HostProgram& h : c.lowered.hosts)
-    c.manifest.functions.push_back(cpu::describe_host_program(h));
   if (!options.quiet) {
     size_t kernels = 0;
-    for (const ir::Module::Decl& d : c.lowered.module.decls) kernels += d.prim ? 1 : 0;
+    for (const ir::Module::Decl& d : c.module.decls) kernels += d.prim ? 1 : 0;
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    err << "dscc: " << options.file << ": lowered " << entries.size() << " function"
-        << (entries.size() == 1 ? "" : "s") << " to " << kernels << " kernels in "
+    err << "dscc: " << options.file << ": lowered " << c.entries.size() << " function"
+        << (c.entries.size() == 1 ? "" : "s") << " to " << kernels << " kernels in "
         << static_cast<int>(ms) << " ms\n";
   }
   return c;
+}
+
+runtime::Manifest manifest_of(const passes::Compilation& c) {
+  runtime::Manifest manifest;
+  for (const ir::HostProgram& h : c.hosts)
+    manifest.functions.push_back(cpu::describe_host_program(h));
+  return manifest;
 }
 
 } // namespace dsc::dscc

@@ -1,13 +1,15 @@
 #pragma once
-// What `dscc build` and `dscc run FILE.dsc` share: the whole compiler from a .dsc file to the
-// lowered module and its manifest, with progress on stderr.
+// What `dscc build`, `dscc run FILE.dsc` and `dscc opt` share: the whole compiler from a .dsc
+// file to the lowered module and its manifest, with progress on stderr, and the pipeline
+// instrumentation options they all take.
 
 #include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "backends/cpu/CpuBackend.h"
+#include "ir/Target.h"
+#include "passes/Compilation.h"
 #include "passes/Pipeline.h"
 #include "runtime/Manifest.h"
 
@@ -17,22 +19,30 @@ struct CompileOptions {
   std::string file;
   std::vector<std::string> entries; // empty: see choose_entries
   bool all_entries = false;         // with no --entry: every candidate (build) or one (run)
-  std::vector<std::string> print_after;
-  cpu::TargetOptions target;
-  bool quiet = false; // no progress lines
+  ir::Target target = ir::cpu_target();
+  passes::PipelineOptions instrument; // print_to and report_to are set by compile_file
+  bool print_llvm = false;            // --print-after=llvm: the optimized LLVM IR
+  bool quiet = false;                 // no progress lines
 };
 
-struct Compiled {
-  passes::Lowered lowered;
-  runtime::Manifest manifest;
-};
+enum class OptionResult { NotMine, Parsed };
 
-// Parses --print-after=NAME (a pass of Passes.def, `all`, or `llvm` for the optimized LLVM
-// IR) into `options`; false with `error` set for an unknown pass name.
-bool parse_print_after(const std::string& value, CompileOptions* options, std::string* error);
+// --print-after=PASS (a pass of passes/Passes.def, `llvm` for the optimized LLVM IR, or `all`),
+// --print-after-all, --verify-each and --time-passes. An invalid value sets `error`.
+OptionResult parse_instrumentation_option(const std::string& arg, CompileOptions* options,
+                                          std::string* error);
 
-// Front end, passes and lowering; diagnostics are printed to `err`. Nullopt on any error.
-std::optional<Compiled> compile_file(const CompileOptions& options, std::ostream& out,
-                                     std::ostream& err);
+// The usage lines of those options, for --help.
+extern const char* const kInstrumentationUsage;
+
+// Front end and passes: the whole pipeline, or, with `pipeline`, those passes (which must
+// start from a parsed module). Diagnostics are printed to `err`, --print-after output to
+// `out`, --time-passes to `err`. Nullopt on any error.
+std::optional<passes::Compilation> compile_file(const CompileOptions& options, std::ostream& out,
+                                                std::ostream& err,
+                                                const passes::Pipeline* pipeline = nullptr);
+
+// The manifest of a fully lowered compilation (one function per host program).
+runtime::Manifest manifest_of(const passes::Compilation& c);
 
 } // namespace dsc::dscc

@@ -8,7 +8,7 @@
 #include "symbolic/Facts.h"
 #include "symbolic/Parser.h"
 #include "symbolic/Simplify.h"
-#include "tools/dscc/Pipeline.h"
+#include "tools/dscc/Check.h"
 
 namespace dsc::dscc {
 

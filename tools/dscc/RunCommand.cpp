@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string>
 
+#include "backends/cpu/CpuBackend.h"
 #include "runtime/Npy.h"
 #include "runtime/dsc_runtime.h"
 #include "symbolic/Eval.h"
@@ -41,7 +42,8 @@ inputs, weights (constant dims) only with --random-weights.
                                or DSC_NUM_THREADS)
   --target=cpu, --cpu=NAME, --vector-width=N
                                as for dscc build (FILE.dsc only)
-  --print-after=PASS           as for dscc build (FILE.dsc only)
+  --print-after=PASS, --print-after-all, --verify-each, --time-passes
+                               as for dscc build (FILE.dsc only)
   -q, --quiet                  no progress lines
 )";
 
@@ -131,11 +133,11 @@ int run_run(const Args& args) {
       stats = true;
     } else if (auto e = value("--entry")) {
       entry = *e;
-    } else if (auto p = value("--print-after")) {
-      if (!parse_print_after(*p, &options, &error)) return bad(error);
+    } else if (parse_instrumentation_option(a, &options, &error) != OptionResult::NotMine) {
+      if (!error.empty()) return bad(error);
     } else if (a == "-q" || a == "--quiet") {
       options.quiet = true;
-    } else if (parse_target_option(a, &options.target, &error) != TargetOptionResult::NotMine) {
+    } else if (parse_target_option(a, &options.target, &error) != OptionResult::NotMine) {
       if (!error.empty()) return bad(error);
     } else if (a.size() > 1 && a[0] == '-') {
       std::cerr << "dscc run: error: unknown option '" << a << "'\n\n" << kRunUsage;
@@ -160,9 +162,9 @@ int run_run(const Args& args) {
   } else {
     if (!entry.empty()) options.entries = {entry};
     auto start = std::chrono::steady_clock::now();
-    std::optional<Compiled> c = compile_file(options, std::cout, std::cerr);
+    std::optional<passes::Compilation> c = compile_file(options, std::cout, std::cerr);
     if (!c) return 1;
-    model = cpu::jit_compile(c->lowered.module, c->lowered.hosts, c->manifest, options.target, &error);
+    model = cpu::jit_compile(c->module, c->hosts, manifest_of(*c), options.target, &error);
     if (!model) return bad(error);
     if (!options.quiet) {
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -18,6 +18,7 @@ commands:
   build FILE.dsc -o OUT.so        compile once for every shape the `where` clauses allow
   run FILE.dsc|OUT.so [--shape B=4,S=77] [--input NAME=X.npy]... [--random-weights]
                                   compile (or load) and run; write results with --output=DIR
+  opt FILE.dsc [--passes=a,b,...] run passes of the pipeline and print the IR
   repl [FILE.dsc]                 explore shape inference interactively
 
 Run `dscc <command> --help` for the options of one command.
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   if (command == "repl") return dsc::dscc::run_repl(args);
   if (command == "build") return dsc::dscc::run_build(args);
   if (command == "run") return dsc::dscc::run_run(args);
+  if (command == "opt") return dsc::dscc::run_opt(args);
   std::fprintf(stderr, "dscc: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 1;
 }

@@ -16,11 +16,10 @@
 #include "backends/reference/Interpreter.h"
 #include "backends/reference/Value.h"
 #include "lang/Frontend.h"
-#include "passes/CollectFacts.h"
-#include "passes/InferShapes.h"
 #include "passes/Pipeline.h"
 #include "symbolic/Eval.h"
 #include "tests/unit/FrontendUtil.h"
+#include "tests/unit/PipelineUtil.h"
 
 namespace dsc::testing {
 
@@ -40,21 +39,26 @@ inline CompiledProgram compile_program(const std::string& text, const std::strin
   uint32_t file = sources.add("test.dsc", text);
   std::optional<ir::Module> m = lang::parse_module(sources, file, diags, stdlib_options());
   passes::PassContext ctx{diags, prover};
-  std::optional<passes::Lowered> lowered;
+  passes::Compilation c;
+  bool ok = false;
   if (m && !diags.has_errors()) {
-    out.typed = passes::collect_facts(passes::infer_shapes(*m, ctx), ctx);
-    if (!diags.has_errors()) lowered = passes::lower_module(out.typed, {entry}, ctx);
+    c.module = std::move(*m);
+    c.entries = {entry};
+    if (run_pipeline(c, ctx, "infer_shapes", "collect_facts")) {
+      out.typed = c.module;
+      ok = run_pipeline(c, ctx, "inline_calls", "plan_memory");
+    }
   }
   out.errors = diagnostic_lines(diags);
-  if (!lowered || !out.errors.empty()) {
+  if (!ok || !out.errors.empty()) {
     if (out.errors.empty()) out.errors = "lowering failed without a diagnostic";
     return out;
   }
-  out.host = lowered->hosts.at(0);
+  out.host = c.hosts.at(0);
   runtime::Manifest manifest;
   manifest.functions.push_back(cpu::describe_host_program(out.host));
   std::string error;
-  out.model = cpu::jit_compile(lowered->module, lowered->hosts, manifest, cpu::TargetOptions{}, &error);
+  out.model = cpu::jit_compile(c.module, c.hosts, manifest, ctx.target, &error);
   if (!out.model) out.errors = "jit: " + error;
   return out;
 }

@@ -12,7 +12,7 @@ namespace {
 class HostCodegenTest : public ::testing::Test {
 protected:
   std::unique_ptr<runtime::Model> compile(const std::vector<ir::HostProgram>& hosts,
-                                          const cpu::TargetOptions& options = {}) {
+                                          const ir::Target& options = {}) {
     std::string error;
     std::unique_ptr<runtime::Model> model =
         cpu::jit_compile(prims_, hosts, runtime::Manifest{}, options, &error);
@@ -24,7 +24,7 @@ protected:
   std::string compile_error(const ir::HostProgram& host) {
     std::string error;
     std::unique_ptr<runtime::Model> model =
-        cpu::jit_compile(prims_, {host}, runtime::Manifest{}, cpu::TargetOptions{}, &error);
+        cpu::jit_compile(prims_, {host}, runtime::Manifest{}, ir::Target{}, &error);
     EXPECT_FALSE(model);
     return error;
   }
@@ -186,7 +186,7 @@ TEST_F(HostCodegenTest, TargetsAndOptimizationLevels) {
   std::vector<float> x = random_floats(33, 17);
   for (const char* cpu : {"native", "generic", "x86-64-v3"}) {
     for (int level : {0, 1, 2, 3}) {
-      cpu::TargetOptions options;
+      ir::Target options;
       options.cpu = cpu;
       options.opt_level = level;
       auto model = compile({add_relu_program()}, options);
@@ -249,7 +249,7 @@ TEST_F(HostCodegenTest, MalformedBuffersAndDims) {
                               "does not exist or aliases itself");
   p = matmul_program();
   p.steps[0].ints.pop_back();
-  EXPECT_NE(compile_error(p).find("a matmul step has 6 ints"), std::string::npos);
+  EXPECT_NE(compile_error(p).find("the call of library routine 'blas.sgemm' has 6 scalars; it takes 7"), std::string::npos);
 }
 
 TEST_F(HostCodegenTest, ManifestMismatches) {
@@ -273,7 +273,7 @@ TEST_F(HostCodegenTest, ManifestMismatches) {
 
 TEST_F(HostCodegenTest, BadTargetOptions) {
   std::string error;
-  cpu::TargetOptions options;
+  ir::Target options;
   options.cpu = "pentium-9000";
   EXPECT_FALSE(cpu::jit_compile(prims_, {add_relu_program()}, {}, options, &error));
   EXPECT_NE(error.find("unknown CPU 'pentium-9000'"), std::string::npos) << error;

@@ -99,11 +99,12 @@ inline ir::HostStep kernel(const std::string& callee, std::vector<int> buffers,
   return s;
 }
 
-// dsc_rt_matmul_f32 on buffers {a, b, c} with ints {batch, m, n, k, a_batch_stride,
+// Library routine blas.sgemm on buffers {a, b, c} with ints {batch, m, n, k, a_batch_stride,
 // b_batch_stride, trans_b}.
 inline ir::HostStep matmul(std::vector<int> buffers, std::initializer_list<const char*> ints) {
   ir::HostStep s;
-  s.kind = StepKind::Matmul;
+  s.kind = StepKind::Library;
+  s.callee = "blas.sgemm";
   s.buffers = std::move(buffers);
   s.ints = dims(ints);
   return s;

@@ -42,7 +42,7 @@ protected:
 
   // Builds `hosts` into dir_/name.so; the test fails on an error.
   std::string build(const std::vector<ir::HostProgram>& hosts, const std::string& name = "model",
-                    const cpu::TargetOptions& options = {}) {
+                    const ir::Target& options = {}) {
     std::string path = (dir_ / (name + ".so")).string();
     std::string error;
     EXPECT_TRUE(
@@ -159,7 +159,7 @@ TEST_F(SharedLibraryTest, RunsFromAPlainCProgram) {
 }
 
 TEST_F(SharedLibraryTest, GenericCpuAndUnoptimized) {
-  cpu::TargetOptions options;
+  ir::Target options;
   options.cpu = "generic";
   options.opt_level = 0;
   std::string path = build({two_outputs_program()}, "generic", options);
@@ -214,9 +214,9 @@ TEST_F(SharedLibraryTest, LlvmIrText) {
 
 TEST_F(SharedLibraryTest, VectorWidth) {
   // IR only, so any x86-64 machine can check AVX-512 code.
-  cpu::TargetOptions options;
+  ir::Target options;
   options.cpu = "skylake-avx512";
-  options.vector_width = 512;
+  options.vector_bits = 512;
   std::string error;
   std::string ir =
       cpu::emit_llvm_ir(prims_, {add_relu_program()}, runtime::Manifest{}, options, true, &error);
@@ -224,7 +224,7 @@ TEST_F(SharedLibraryTest, VectorWidth) {
   EXPECT_NE(ir.find("\"prefer-vector-width\"=\"512\""), std::string::npos);
   EXPECT_NE(ir.find("<16 x float>"), std::string::npos) << ir;
 
-  options.vector_width = 100;
+  options.vector_bits = 100;
   EXPECT_EQ(
       cpu::emit_llvm_ir(prims_, {add_relu_program()}, runtime::Manifest{}, options, true, &error),
       "");

@@ -17,8 +17,8 @@ namespace {
 class InlineCallsTest : public SourcePassTest {
 protected:
   // Parses, infers and decides facts (typed_); false when that failed.
-  bool typecheck(const std::string& text) { return run_passes(text, {}); }
-  bool inline_text(const std::string& text) { return run_passes(text, {passes::inline_calls}); }
+  bool typecheck(const std::string& text) { return run_passes(text, ""); }
+  bool inline_text(const std::string& text) { return run_passes(text, "inline_calls"); }
 
   const ir::Block& body(const std::string& f) const {
     return *out_.function(f)->body.as<ir::Block>();

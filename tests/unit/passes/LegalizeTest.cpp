@@ -16,7 +16,7 @@ class LegalizeTest : public SourcePassTest {
 protected:
   // The whole front half, then legalize; false after any error.
   bool legalize(const std::string& text) {
-    return run_passes(text, {passes::inline_calls, passes::legalize});
+    return run_passes(text, "legalize");
   }
 
   size_t count_prims() const {
@@ -706,7 +706,7 @@ fn g(x: f32[N]) {
 }
 )");
   ASSERT_TRUE(m.has_value());
-  ir::Module typed = passes::collect_facts(passes::infer_shapes(*m, ctx_), ctx_);
+  ir::Module typed = typecheck(std::move(*m), ctx_);
   passes::legalize(typed, ctx_);
   EXPECT_EQ(errors(), "3:3: legalize: an operand of 'exp' is not a var or a literal (run "
                       "inline_calls first)\n"

@@ -23,7 +23,7 @@ struct Planner {
   symbolic::Prover prover;
   PassContext ctx{diags, prover};
   symbolic::Facts facts;
-  MemoryPlan plan(const std::vector<BufferLifetime>& b) { return plan_memory(b, facts, ctx); }
+  MemoryPlan plan(const std::vector<BufferLifetime>& b) { return plan_arena(b, facts, ctx); }
 };
 
 int64_t at(const symbolic::Expr& x, const symbolic::Bindings& b) {

@@ -17,7 +17,7 @@ class ScheduleTest : public SourcePassTest {
 protected:
   // The pipeline up to schedule; false after any error.
   bool schedule(const std::string& text) {
-    return run_passes(text, {passes::inline_calls, passes::legalize, passes::schedule});
+    return run_passes(text, "schedule");
   }
 
   // The body of the only prim whose name contains `part`, as printed.

@@ -1,7 +1,8 @@
 #pragma once
 // A fixture for the pass tests that start from .dsc text: the front end with the real stdlib,
-// then infer_shapes and collect_facts, errors as "line:col: message" lines, and the checks
-// that a pass's result (out_) verifies and prints as .dsc that parses back to an equal module.
+// then the pipeline (passes/Pipeline.h, the verifier after every pass) through the pass under
+// test, errors as "line:col: message" lines, and the checks that a pass's result (out_)
+// verifies and prints as .dsc that parses back to an equal module.
 
 #include <gtest/gtest.h>
 
@@ -15,10 +16,9 @@
 #include "ir/StructuralEqual.h"
 #include "ir/Verifier.h"
 #include "lang/Frontend.h"
-#include "passes/CollectFacts.h"
-#include "passes/InferShapes.h"
 #include "passes/PassContext.h"
 #include "tests/unit/FrontendUtil.h"
+#include "tests/unit/PipelineUtil.h"
 
 namespace dsc::testing {
 
@@ -36,25 +36,25 @@ protected:
   std::optional<ir::Module> infer(const std::string& text) {
     std::optional<ir::Module> m = parse(text);
     if (!m) return std::nullopt;
-    return passes::collect_facts(passes::infer_shapes(*m, ctx_), ctx_);
+    return typecheck(std::move(*m), ctx_);
   }
 
-  using Pass = ir::Module (*)(const ir::Module&, passes::PassContext&);
-
-  // Parses `text`, runs infer_shapes and collect_facts (into typed_), then `passes` in order,
-  // the last one's result in out_. False when the front end failed or a step reported an
-  // error (the later steps do not run).
-  bool run_passes(const std::string& text, std::initializer_list<Pass> passes) {
+  // Parses `text`, runs the pipeline through collect_facts (into typed_), then on through the
+  // pass named `last` ("" for none), the result in out_. False when the front end failed or a
+  // pass reported an error (the later passes do not run).
+  bool run_passes(const std::string& text, const char* last) {
     std::optional<ir::Module> typed = infer(text);
     if (!typed) return false;
     typed_ = std::move(*typed);
     if (diags_.has_errors()) return false;
     out_ = typed_;
-    for (Pass pass : passes) {
-      out_ = pass(out_, ctx_);
-      if (diags_.has_errors()) return false;
-    }
-    return true;
+    if (!*last) return true;
+    passes::Compilation c;
+    c.module = typed_;
+    c.holds = {passes::Invariant::Typed, passes::Invariant::FactsDecided};
+    bool ok = run_pipeline(c, ctx_, "inline_calls", last);
+    out_ = std::move(c.module);
+    return ok;
   }
 
   // "line:col: message" per diagnostic.

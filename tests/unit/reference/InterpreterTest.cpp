@@ -14,8 +14,7 @@
 #include <sstream>
 
 #include "lang/Frontend.h"
-#include "passes/CollectFacts.h"
-#include "passes/InferShapes.h"
+#include "tests/unit/PipelineUtil.h"
 
 namespace dsc::testing {
 namespace {
@@ -58,7 +57,7 @@ protected:
     std::optional<ir::Module> m = lang::parse_module(sources_, file, diags_, options);
     passes::PassContext ctx{diags_, prover_};
     ir::Module out;
-    if (m && !diags_.has_errors()) out = passes::collect_facts(passes::infer_shapes(*m, ctx), ctx);
+    if (m && !diags_.has_errors()) out = typecheck(std::move(*m), ctx);
     std::string errors;
     for (const Diagnostic& d : diags_.diagnostics())
       errors +=

@@ -1,11 +1,13 @@
 #pragma once
-// The front half of the compiler as dscc runs it: parse a file, then infer_shapes and
-// collect_facts. Shared by `dscc check` and `dscc repl`.
+// The front half of the compiler as dscc runs it: parse a file, then the pipeline through
+// collect_facts (passes/Pipeline.h). Shared by `dscc check`, `dscc repl` and the compiling
+// commands.
 
 #include <optional>
 #include <string>
 
 #include "ir/Module.h"
+#include "passes/Pipeline.h"
 #include "support/Diagnostics.h"
 #include "symbolic/Prover.h"
 
@@ -19,10 +21,16 @@ struct Checked {
 std::optional<uint32_t> load_source(const std::string& path, SourceManager& sources,
                                     DiagnosticEngine& diags);
 
-// Runs the front end and the two analysis passes on buffer `file` of `sources`. Diagnostics go
-// to `diags`; nullopt when there was an error.
+// Parses buffer `file` of `sources`. When the file has errors, the declarations that resolved
+// are still shape-checked, so that their own mistakes are reported too (minus the cascade of
+// calls to those that did not). Diagnostics go to `diags`; nullopt when there was an error.
+std::optional<ir::Module> parse_checked(SourceManager& sources, uint32_t file,
+                                        DiagnosticEngine& diags, symbolic::Prover& prover);
+
+// parse_checked, then the pipeline through collect_facts. Nullopt when there was an error.
 std::optional<Checked> check_buffer(SourceManager& sources, uint32_t file, DiagnosticEngine& diags,
-                                    symbolic::Prover& prover);
+                                    symbolic::Prover& prover,
+                                    const passes::PipelineOptions& options = {});
 
 // `dscc check --emit=shapes`: every function's signature, then each binding as
 // `name: dtype[dims]` in source order, then the return type.

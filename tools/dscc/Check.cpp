@@ -1,13 +1,11 @@
-#include "tools/dscc/Pipeline.h"
+#include "tools/dscc/Check.h"
 
 #include <sstream>
 
 #include "ir/Printer.h"
 #include "lang/Frontend.h"
-#include "passes/CollectFacts.h"
 #include "passes/IRUtil.h"
 #include "passes/InferShapes.h"
-#include "passes/VerifyAfter.h"
 #include "support/File.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
@@ -25,37 +23,37 @@ std::optional<uint32_t> load_source(const std::string& path, SourceManager& sour
   return sources.add(path, std::move(*text));
 }
 
-std::optional<Checked> check_buffer(SourceManager& sources, uint32_t file, DiagnosticEngine& diags,
-                                    symbolic::Prover& prover) {
-  lang::FrontendOptions options;
+std::optional<ir::Module> parse_checked(SourceManager& sources, uint32_t file,
+                                        DiagnosticEngine& diags, symbolic::Prover& prover) {
+  lang::FrontendOptions frontend;
   std::vector<std::string> unresolved;
-  options.unresolved = &unresolved;
+  frontend.unresolved = &unresolved;
   size_t errors_before = diags.error_count();
-  std::optional<ir::Module> parsed = lang::parse_module(sources, file, diags, options);
-  if (!parsed) return std::nullopt;
-  if (diags.error_count() != errors_before) {
-    // Still infer the declarations that resolved, so that their own mistakes are reported too;
-    // calls to the ones that did not are already explained.
-    DiagnosticEngine more(sources);
-    passes::PassContext ctx{more, prover};
-    passes::infer_shapes(*parsed, ctx);
-    for (const Diagnostic& d : more.diagnostics()) {
-      bool cascade = false;
-      for (const std::string& name : unresolved)
-        cascade |= d.message == "unknown op '" + name + "'";
-      if (!cascade) diags.report(d);
-    }
-    return std::nullopt;
+  std::optional<ir::Module> parsed = lang::parse_module(sources, file, diags, frontend);
+  if (!parsed || diags.error_count() == errors_before) return parsed;
+  DiagnosticEngine more(sources);
+  passes::PassContext ctx{more, prover};
+  passes::infer_shapes(*parsed, ctx);
+  for (const Diagnostic& d : more.diagnostics()) {
+    bool cascade = false;
+    for (const std::string& name : unresolved)
+      cascade |= d.message == "unknown op '" + name + "'";
+    if (!cascade) diags.report(d);
   }
-  passes::verify_after("parsing", *parsed, false);
+  return std::nullopt;
+}
+
+std::optional<Checked> check_buffer(SourceManager& sources, uint32_t file, DiagnosticEngine& diags,
+                                    symbolic::Prover& prover,
+                                    const passes::PipelineOptions& options) {
+  std::optional<ir::Module> parsed = parse_checked(sources, file, diags, prover);
+  if (!parsed) return std::nullopt;
   passes::PassContext ctx{diags, prover};
-  ir::Module typed = passes::infer_shapes(*parsed, ctx);
-  if (diags.has_errors()) return std::nullopt;
-  passes::verify_after("infer_shapes", typed);
-  ir::Module decided = passes::collect_facts(typed, ctx);
-  if (diags.has_errors()) return std::nullopt;
-  passes::verify_after("collect_facts", decided);
-  return Checked{std::move(decided)};
+  passes::Compilation c;
+  c.module = std::move(*parsed);
+  if (!passes::build_pipeline(ctx.target, "infer_shapes", "collect_facts").run(c, ctx, options))
+    return std::nullopt;
+  return Checked{std::move(c.module)};
 }
 
 namespace {

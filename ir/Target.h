@@ -1,0 +1,55 @@
+#pragma once
+// What the compiler compiles for. One Target travels through the whole pipeline:
+//   - legalize asks which library routines it offers (blas.sgemm on the CPU);
+//   - schedule asks which loop kinds it may use, and the verifier rejects the others
+//     (a `block_x` loop on the CPU, a `parallel` loop on CUDA);
+//   - lower_host turns library calls into the target's routine steps;
+//   - the backend reads the rest: the CPU's name and features and its vector width, or the
+//     CUDA architectures.
+//
+// Library routines are listed once, in ir/LibraryRoutines.def (ir/LibraryRoutine.h).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace dsc::ir {
+
+enum class TargetKind : uint8_t { Cpu, Cuda };
+
+const char* target_kind_name(TargetKind kind); // "cpu", "cuda"
+
+struct Target {
+  TargetKind kind = TargetKind::Cpu;
+  // CPU: "native" (this machine's CPU and features, AVX-512 where present), "generic"
+  // (baseline x86-64, SSE2 only), or an LLVM CPU name ("skylake-avx512", "znver3").
+  std::string cpu = "native";
+  // CPU: extra LLVM subtarget features applied after the CPU's ("-avx512f,+fma").
+  std::string features;
+  // CPU: the widest vectors (bits) the vectorizers use. 0 keeps the CPU's preference (LLVM
+  // prefers 256 on most AVX-512 CPUs); else 128, 256 or 512.
+  int vector_bits = 0;
+  // 0 to 3, as clang's -O0 .. -O3.
+  int opt_level = 3;
+  // CUDA: the SM architectures to compile kernels for (80 = sm_80).
+  std::vector<int> sm_archs;
+  // The integer width of loop indices and element offsets in kernels.
+  int index_bits = 64;
+
+  bool is_gpu() const { return kind == TargetKind::Cuda; }
+  // Whether the code generator of this target runs loops of `kind` (ir/ForKinds.def).
+  bool runs(ForKind kind) const;
+  // Whether library routine `symbol` ("blas.sgemm") has an implementation on this target.
+  bool offers(std::string_view symbol) const;
+  // "cpu (native)", "cpu (znver3, 512-bit vectors)", "cuda (sm_80, sm_90)".
+  std::string describe() const;
+};
+
+// The defaults of `dscc build`: this machine's CPU, or CUDA for sm_80 and sm_90.
+Target cpu_target();
+Target cuda_target();
+
+} // namespace dsc::ir
