@@ -25,8 +25,8 @@
 //   LocalRef   reads a local variable declared by LocalDecl.
 //   PrimBinary arithmetic (`/` on integers is floordiv, `%` floormod, as in symbolic/),
 //              comparisons (bool), `&&`, `||`, min and max.
-//   Intrinsic  a named scalar function: exp, log, tanh, erf, sqrt, rsqrt, sigmoid, abs, neg,
-//              select(cond, a, b), pow, and friends.
+//   Intrinsic  a named scalar function: a row of ir/Intrinsics.def (exp, sqrt, pow,
+//              select(cond, a, b), ...), or an effect a backend may know (`barrier()`).
 //   Cast       dtype conversion.
 //   For        `[parallel|vectorize|unroll] for i in min..min+extent { body }`; the loop
 //              variable is the symbol `var` inside symbolic expressions.

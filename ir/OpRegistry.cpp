@@ -19,28 +19,59 @@ namespace sym = symbolic;
 
 namespace {
 
+// The columns of Ops.def per op, in the order of OpId.
+struct OpRow {
+  const char* name;
+  OpFamily family;
+  OpPattern pattern;
+  OpResult result;
+};
+constexpr OpRow kOpRows[] = {
+#define DSC_OP(name, family, pattern, result)                                                     \
+  {#name, OpFamily::family, OpPattern::pattern, OpResult::result},
+#include "ir/Ops.def"
+};
+
 struct Registry {
   std::vector<OpDef> defs;
   std::vector<const OpDef*> ordered;
+  std::vector<const OpDef*> by_id; // indexed by OpId
 
   Registry() {
-    for (auto family : {ops::elementwise_ops, ops::reduce_ops, ops::layout_ops, ops::matmul_ops,
-                        ops::conv_ops, ops::creation_ops}) {
-      std::vector<OpDef> part = family();
-      defs.insert(defs.end(), part.begin(), part.end());
+    const std::pair<OpFamily, std::vector<OpDef> (*)()> families[] = {
+        {OpFamily::Elementwise, ops::elementwise_ops}, {OpFamily::Reduce, ops::reduce_ops},
+        {OpFamily::Layout, ops::layout_ops},           {OpFamily::Matmul, ops::matmul_ops},
+        {OpFamily::Conv, ops::conv_ops},               {OpFamily::Creation, ops::creation_ops}};
+    for (const auto& [family, rules] : families) {
+      for (OpDef& d : rules()) {
+        const OpRow* row = std::find_if(std::begin(kOpRows), std::end(kOpRows),
+                                        [&](const OpRow& r) { return d.name == std::string(r.name); });
+        internal_assert(row != std::end(kOpRows)) << "op '" << d.name << "' is missing from Ops.def";
+        internal_assert(row->family == family)
+            << "op '" << d.name << "' has its shape rule outside the family Ops.def gives it";
+        d.id = static_cast<OpId>(row - std::begin(kOpRows));
+        d.family = row->family;
+        d.pattern = row->pattern;
+        d.result = row->result;
+        defs.push_back(std::move(d));
+      }
     }
     // Ops.def is the one list; every op in it has exactly one rule and nothing else does.
-    std::set<std::string> listed;
-#define DSC_OP(name, family) listed.insert(#name);
-#include "ir/Ops.def"
-    std::set<std::string> defined;
+    by_id.assign(std::size(kOpRows), nullptr);
     for (const OpDef& d : defs) {
-      internal_assert(defined.insert(d.name).second) << "op '" << d.name << "' defined twice";
-      internal_assert(listed.count(d.name)) << "op '" << d.name << "' is missing from Ops.def";
-    }
-    internal_assert(defined == listed) << "an op of Ops.def has no shape rule";
-    for (const OpDef& d : defs)
+      const OpDef*& slot = by_id[static_cast<size_t>(d.id)];
+      internal_assert(!slot) << "op '" << d.name << "' defined twice";
+      slot = &d;
       ordered.push_back(&d);
+    }
+    for (const OpRow& r : kOpRows)
+      internal_assert(find(r.name)) << "op '" << r.name << "' of Ops.def has no shape rule";
+  }
+
+  const OpDef* find(std::string_view name) const {
+    for (const OpDef& d : defs)
+      if (name == d.name) return &d;
+    return nullptr;
   }
 };
 
@@ -55,7 +86,7 @@ SourceLoc loc_or(SourceLoc loc, SourceLoc fallback) {
 
 bool is_neg_of_literal(const Expr& e, const Literal** lit) {
   const Call* c = e.as<Call>();
-  if (!c || c->callee != "neg" || c->args.size() != 1 || !c->kwargs.empty()) return false;
+  if (!c || op_id(c->callee) != OpId::neg || c->args.size() != 1 || !c->kwargs.empty()) return false;
   *lit = c->args[0].as<Literal>();
   return *lit != nullptr && !std::holds_alternative<bool>((*lit)->value);
 }
@@ -284,9 +315,44 @@ std::optional<BoundArgs> bind_impl(const OpDef& op, const Call& call,
 } // namespace
 
 const OpDef* find_op(std::string_view name) {
-  for (const OpDef* d : registry().ordered)
-    if (name == d->name) return d;
-  return nullptr;
+  return registry().find(name);
+}
+
+std::optional<OpId> op_id(std::string_view callee) {
+  const OpDef* op = find_op(callee);
+  if (!op) return std::nullopt;
+  return op->id;
+}
+
+const OpDef& op_def(OpId id) {
+  return *registry().by_id[static_cast<size_t>(id)];
+}
+
+const char* op_name(OpId id) {
+  return kOpRows[static_cast<size_t>(id)].name;
+}
+
+bool is_view_op(std::string_view callee) {
+  const OpDef* op = find_op(callee);
+  return op && op->is_view();
+}
+
+const char* op_pattern_name(OpPattern p) {
+  switch (p) {
+  case OpPattern::Elementwise:
+    return "elementwise";
+  case OpPattern::Broadcast:
+    return "broadcast";
+  case OpPattern::Injective:
+    return "injective";
+  case OpPattern::Reduction:
+    return "reduction";
+  case OpPattern::OutputFusable:
+    return "output-fusable";
+  case OpPattern::Opaque:
+    return "opaque";
+  }
+  return "?";
 }
 
 const std::vector<const OpDef*>& all_ops() {

@@ -113,15 +113,48 @@ private:
   std::vector<std::pair<Diagnostic::Note, std::string>> context_;
 };
 
+// One enumerator per row of ir/Ops.def, named as the op is (as LLVM's Intrinsic::sqrt).
+enum class OpId : uint8_t {
+#define DSC_OP(name, ...) name,
+#include "ir/Ops.def"
+};
+// The columns of ir/Ops.def; its header says what each value means.
+enum class OpFamily : uint8_t { Elementwise, Reduce, Layout, Matmul, Conv, Creation };
+enum class OpPattern : uint8_t {
+  Elementwise,
+  Broadcast,
+  Injective,
+  Reduction,
+  OutputFusable,
+  Opaque
+};
+enum class OpResult : uint8_t { New, View };
+
 struct OpDef {
   const char* name;
   std::vector<ParamSpec> params;
   // Computes the call's result type; nullopt after reporting an error.
   std::optional<Type> (*infer)(const Call& call, const BoundArgs& args, ShapeContext& ctx);
+  // From ir/Ops.def, filled in by the registry.
+  OpId id = {};
+  OpFamily family = {};
+  OpPattern pattern = {};
+  OpResult result = {};
+
+  bool is_view() const { return result == OpResult::View; }
 };
 
 // The op named `name` ("add", "matmul"), or null.
 const OpDef* find_op(std::string_view name);
+const OpDef& op_def(OpId id);
+// The op `callee` names, or nullopt for other callees (functions, prims, externs).
+std::optional<OpId> op_id(std::string_view callee);
+// The name to build a call of `id` with: ir::Call::make(op_name(OpId::reshape), ...).
+const char* op_name(OpId id);
+// Whether `callee` is an op whose result aliases its first operand's storage (reshape):
+// nothing is computed, the result is a view of the operand's buffer.
+bool is_view_op(std::string_view callee);
+const char* op_pattern_name(OpPattern p);
 // Every op, for `dscc repl :help` and tests.
 const std::vector<const OpDef*>& all_ops();
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "ir/Intrinsics.h"
 #include "lang/Dims.h"
 #include "symbolic/Simplify.h"
 
@@ -39,14 +40,19 @@ const char* name_kind_text(NameKind k) {
   return "a name";
 }
 
-const char* const kFloatFunctions[] = {"exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sigmoid"};
-const char* const kScalarFunctions[] = {"exp",   "log",     "tanh", "erf",    "sqrt",
-                                        "rsqrt", "sigmoid", "abs",  "neg",    "logical_not",
-                                        "max",   "min",     "pow",  "select", "cast"};
+// The intrinsics an expression may call (ir/Intrinsics.def), or null.
+const ir::IntrinsicDef* pure_intrinsic(const std::string& name) {
+  const ir::IntrinsicDef* fn = ir::find_intrinsic(name);
+  return fn && fn->pure() ? fn : nullptr;
+}
 
-bool is_float_function(const std::string& name) {
-  return std::find(std::begin(kFloatFunctions), std::end(kFloatFunctions), name) !=
-         std::end(kFloatFunctions);
+// Every scalar function: min and max (PrimBinary), cast, and the pure intrinsics.
+std::vector<std::string> scalar_functions() {
+  std::vector<std::string> names = {"max", "min"};
+  for (const ir::IntrinsicDef& fn : ir::all_intrinsics())
+    if (fn.pure()) names.push_back(fn.name);
+  names.push_back("cast");
+  return names;
 }
 
 std::string dtype_text(DType d) {
@@ -167,6 +173,8 @@ private:
   PrimExpr binary(const ast::Expr& e, std::optional<DType> hint);
   PrimExpr compare(const ast::Expr& e);
   PrimExpr call(const ast::Expr& e, std::optional<DType> hint, bool statement);
+  // A call of a pure intrinsic with the right number of arguments, checked against its domain.
+  PrimExpr intrinsic(const ast::Expr& e, const ir::IntrinsicDef& fn, std::optional<DType> hint);
   // Resolves two operands that must agree, giving literals the other operand's dtype.
   bool pair(const ast::Expr& a, const ast::Expr& b, std::optional<DType> hint, PrimExpr& x,
             PrimExpr& y);
@@ -839,52 +847,16 @@ PrimExpr PrimResolver::call(const ast::Expr& e, std::optional<DType> hint, bool 
     return false;
   };
 
-  if (is_float_function(fn) || fn == "abs" || fn == "neg") {
-    if (!arity(1)) return PrimExpr();
-    const ast::Expr& a = *e.args[0].value;
-    std::optional<DType> d = hint;
-    if (literal_only(a) && !(d && ir::is_float(*d)) && is_float_function(fn)) d = DType::F32;
-    PrimExpr x = expr(a, d);
-    if (!x.defined() || !numeric(x, a)) return PrimExpr();
-    if (is_float_function(fn) && !ir::is_float(x->dtype)) {
-      diags_
-          .error(a.loc, "'" + fn + "' needs a float argument; this one is " + dtype_text(x->dtype))
-          .notes.push_back({SourceLoc{}, "convert it with cast(value, \"f32\")"});
-      return PrimExpr();
-    }
-    return ir::Intrinsic::make(x->dtype, fn, {x}, e.loc);
-  }
-  if (fn == "logical_not") {
-    if (!arity(1)) return PrimExpr();
-    PrimExpr x = expr(*e.args[0].value, DType::Bool);
-    if (!x.defined()) return PrimExpr();
-    if (x->dtype != DType::Bool) {
-      diags_.error(e.args[0].value->loc, "'logical_not' needs a bool argument");
-      return PrimExpr();
-    }
-    return ir::Intrinsic::make(DType::Bool, fn, {x}, e.loc);
-  }
-  if (fn == "min" || fn == "max" || fn == "pow") {
+  if (fn == "min" || fn == "max") {
     if (!arity(2)) return PrimExpr();
     PrimExpr x, y;
     if (!pair(*e.args[0].value, *e.args[1].value, hint, x, y)) return PrimExpr();
     if (!same_dtype(x, y, fn.c_str(), e.loc) || !numeric(x, *e.args[0].value)) return PrimExpr();
-    if (fn == "pow") return ir::Intrinsic::make(x->dtype, fn, {x, y}, e.loc);
     return ir::PrimBinary::make(fn == "min" ? ir::BinaryOp::Min : ir::BinaryOp::Max, x, y, e.loc);
   }
-  if (fn == "select") {
-    if (!arity(3)) return PrimExpr();
-    PrimExpr c = expr(*e.args[0].value, DType::Bool);
-    PrimExpr x, y;
-    bool ok = pair(*e.args[1].value, *e.args[2].value, hint, x, y) && c.defined();
-    if (!ok) return PrimExpr();
-    if (c->dtype != DType::Bool) {
-      diags_.error(e.args[0].value->loc,
-                   "the condition of 'select' must be a bool; this one is " + dtype_text(c->dtype));
-      return PrimExpr();
-    }
-    if (!same_dtype(x, y, "select", e.loc)) return PrimExpr();
-    return ir::Intrinsic::make(x->dtype, fn, {c, x, y}, e.loc);
+  if (const ir::IntrinsicDef* in = pure_intrinsic(fn)) {
+    if (!arity(static_cast<size_t>(in->arity))) return PrimExpr();
+    return intrinsic(e, *in, hint);
   }
   if (is_cast) {
     if (!arity(2)) return PrimExpr();
@@ -915,14 +887,83 @@ PrimExpr PrimResolver::call(const ast::Expr& e, std::optional<DType> hint, bool 
     return ir::Intrinsic::make(DType::I32, fn, std::move(args), e.loc);
   }
   Diagnostic& d = diags_.error(e.loc, "unknown scalar function '" + fn + "'");
-  std::vector<std::string> known(std::begin(kScalarFunctions), std::end(kScalarFunctions));
+  std::vector<std::string> known = scalar_functions();
   if (closest_name(fn, known).empty()) {
-    d.notes.push_back({SourceLoc{}, "the scalar functions are max, min, exp, log, tanh, erf, "
-                                    "sqrt, rsqrt, sigmoid, abs, pow, select and cast"});
+    std::string list;
+    for (size_t i = 0; i < known.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == known.size() ? " and " : ", ") + known[i];
+    d.notes.push_back({SourceLoc{}, "the scalar functions are " + list});
   } else {
     suggest(d, fn, known);
   }
   return PrimExpr();
+}
+
+PrimExpr PrimResolver::intrinsic(const ast::Expr& e, const ir::IntrinsicDef& fn,
+                                 std::optional<DType> hint) {
+  const std::string& name = e.text;
+  auto operand = [&](size_t i) -> const ast::Expr& { return *e.args[i].value; };
+  auto numeric = [&](const PrimExpr& x, const ast::Expr& at) {
+    if (x->dtype != DType::Bool) return true;
+    diags_.error(at.loc, "'" + name + "' needs a number; this argument is a bool");
+    return false;
+  };
+  std::vector<PrimExpr> xs;
+  switch (fn.domain) {
+  case ir::IntrinsicDomain::Bool:
+    for (size_t i = 0; i < e.args.size(); ++i) {
+      PrimExpr x = expr(operand(i), DType::Bool);
+      if (!x.defined()) return PrimExpr();
+      if (x->dtype != DType::Bool) {
+        diags_.error(operand(i).loc, "'" + name + "' needs a bool argument");
+        return PrimExpr();
+      }
+      xs.push_back(x);
+    }
+    return ir::Intrinsic::make(DType::Bool, name, std::move(xs), e.loc);
+  case ir::IntrinsicDomain::Select: {
+    PrimExpr c = expr(operand(0), DType::Bool);
+    PrimExpr x, y;
+    bool ok = pair(operand(1), operand(2), hint, x, y) && c.defined();
+    if (!ok) return PrimExpr();
+    if (c->dtype != DType::Bool) {
+      diags_.error(operand(0).loc, "the condition of '" + name + "' must be a bool; this one is " +
+                                       dtype_text(c->dtype));
+      return PrimExpr();
+    }
+    if (!same_dtype(x, y, name.c_str(), e.loc)) return PrimExpr();
+    return ir::Intrinsic::make(x->dtype, name, {c, x, y}, e.loc);
+  }
+  case ir::IntrinsicDomain::Float:
+  case ir::IntrinsicDomain::Number: {
+    const bool floats = fn.domain == ir::IntrinsicDomain::Float;
+    internal_assert(fn.arity == 1 || fn.arity == 2) << "'" << name << "' has arity " << fn.arity;
+    if (fn.arity == 1) {
+      std::optional<DType> d = hint;
+      if (literal_only(operand(0)) && !(d && ir::is_float(*d)) && floats) d = DType::F32;
+      xs.push_back(expr(operand(0), d));
+      if (!xs[0].defined()) return PrimExpr();
+    } else {
+      PrimExpr x, y;
+      if (!pair(operand(0), operand(1), hint, x, y)) return PrimExpr();
+      if (!same_dtype(x, y, name.c_str(), e.loc)) return PrimExpr();
+      xs = {x, y};
+    }
+    if (!numeric(xs[0], operand(0))) return PrimExpr();
+    if (floats && !ir::is_float(xs[0]->dtype)) {
+      diags_
+          .error(operand(0).loc,
+                 "'" + name + "' needs a float argument; this one is " + dtype_text(xs[0]->dtype))
+          .notes.push_back({SourceLoc{}, "convert it with cast(value, \"f32\")"});
+      return PrimExpr();
+    }
+    DType d = xs[0]->dtype;
+    return ir::Intrinsic::make(d, name, std::move(xs), e.loc);
+  }
+  case ir::IntrinsicDomain::None:
+    break;
+  }
+  internal_error << "'" << name << "' is pure but takes no operands";
 }
 
 PrimExpr PrimResolver::expr(const ast::Expr& e, std::optional<DType> hint) {

@@ -256,9 +256,9 @@ private:
     }
     case ir::NodeKind::Call: {
       const ir::Call* c = e.as<ir::Call>();
-      if (c->callee == "neg" && c->args.size() == 1 && c->kwargs.empty()) {
+      if (ir::op_id(c->callee) == ir::OpId::neg && c->args.size() == 1 && c->kwargs.empty()) {
         Expr inner = attribute(c->args[0], s, out);
-        Expr lit = ir::literal_value(ir::Call::make("neg", {inner}, {}, {}, e->loc));
+        Expr lit = ir::literal_value(ir::Call::make(c->callee, {inner}, {}, {}, e->loc));
         if (lit.defined()) return lit;
       }
       return operand(e, s, out);

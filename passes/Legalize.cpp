@@ -1,6 +1,5 @@
 #include "passes/Legalize.h"
 
-#include <map>
 #include <set>
 
 #include "ir/Functor.h"
@@ -15,16 +14,6 @@ namespace dsc::passes {
 namespace {
 
 using lowering::FnContext;
-
-enum class Family : uint8_t { Elementwise, Reduce, Layout, Matmul, Conv, Creation };
-
-const std::map<std::string, Family, std::less<>>& families() {
-  static const std::map<std::string, Family, std::less<>> table = {
-#define DSC_OP(name, family) {#name, Family::family},
-#include "ir/Ops.def"
-  };
-  return table;
-}
 
 bool is_atom(const ir::Expr& e) {
   return e.is<ir::Var>() || e.is<ir::Literal>();
@@ -114,11 +103,12 @@ private:
                                         "' is not a var or a literal (run inline_calls first)");
       return ir::Expr();
     }
-    if (call->callee == "reshape") {
+    if (op->is_view()) {
+      // lower_host makes the result an alias of the operand's buffer.
       if (!call->args.empty() && call->args[0].is<ir::Var>()) return value;
-      // A literal reshaped: a filled tensor.
+      // A view of a literal: a filled tensor.
       ir::Expr fill = ir::Call::make(
-          "cast", {call->args[0], ir::StringImm::make(ir::dtype_name(value->type.dtype))}, {},
+          ir::op_name(ir::OpId::cast), {call->args[0], ir::StringImm::make(ir::dtype_name(value->type.dtype))}, {},
           value->type, call->loc);
       return lower(fill);
     }
@@ -136,18 +126,18 @@ private:
       return ir::Expr();
     }
     const ir::Type& type = value->type;
-    switch (families().at(call->callee)) {
-    case Family::Elementwise:
+    switch (op->family) {
+    case ir::OpFamily::Elementwise:
       return lowering::lower_elementwise(*call, *args, type, ctx_);
-    case Family::Reduce:
+    case ir::OpFamily::Reduce:
       return lowering::lower_reduce(*call, *args, type, ctx_);
-    case Family::Layout:
+    case ir::OpFamily::Layout:
       return lowering::lower_layout(*call, *args, type, ctx_);
-    case Family::Matmul:
+    case ir::OpFamily::Matmul:
       return lowering::lower_matmul(*call, *args, type, ctx_);
-    case Family::Conv:
+    case ir::OpFamily::Conv:
       return lowering::lower_conv(*call, *args, type, ctx_);
-    case Family::Creation:
+    case ir::OpFamily::Creation:
       return lowering::lower_creation(*call, *args, type, ctx_);
     }
     return ir::Expr();

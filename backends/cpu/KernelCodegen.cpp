@@ -9,6 +9,7 @@
 #include "backends/cpu/SymbolicCodegen.h"
 #include "ir/Functor.h"
 #include "ir/HostProgram.h"
+#include "ir/Intrinsics.h"
 #include "symbolic/Eval.h"
 
 namespace dsc::cpu {
@@ -40,9 +41,9 @@ public:
 
 protected:
   void visit_node(const ir::Intrinsic* node) override {
-    if (std::optional<MathFunction> fn = math_function_named(node->name)) {
-      if (node->dtype == ir::DType::F64 || (*fn == MathFunction::Pow && !ir::is_float(node->dtype))) found = true;
-    }
+    const ir::IntrinsicDef* fn = ir::find_intrinsic(node->name);
+    if (fn && fn->cpu == ir::CpuLowering::Polynomial && (node->dtype == ir::DType::F64 || !ir::is_float(node->dtype)))
+      found = true;
     IRVisitor::visit_node(node);
   }
 };
@@ -53,16 +54,12 @@ bool calls_opaque(const ir::Stmt& s) {
   return v.found;
 }
 
-bool is_effect_free_intrinsic(const std::string& name) {
-  static const char* const kPure[] = {"exp", "log",    "tanh", "erf", "sqrt",   "rsqrt",       "sigmoid",
-                                      "abs", "neg",    "pow",  "max", "min",    "logical_not", "select"};
-  for (const char* n : kPure)
-    if (name == n) return true;
-  return false;
+// Intrinsics called as statements that the CPU can drop: pure ones, and effects that mean
+// nothing to one CPU thread running a kernel.
+bool is_cpu_droppable_intrinsic(const std::string& name) {
+  const ir::IntrinsicDef* fn = ir::find_intrinsic(name);
+  return fn && (fn->pure() || fn->cpu == ir::CpuLowering::Nothing);
 }
-
-// Intrinsics called for their effect that mean nothing to one CPU thread running a kernel.
-bool is_cpu_noop_intrinsic(const std::string& name) { return name == "sync_threads"; }
 
 } // namespace
 
@@ -220,7 +217,7 @@ void KernelEmitter::emit_stmt(const ir::Stmt& s) {
   case ir::NodeKind::Evaluate: {
     const ir::PrimExpr& v = s.as<ir::Evaluate>()->value;
     const auto* call = v.as<ir::Intrinsic>();
-    internal_assert(call && (is_effect_free_intrinsic(call->name) || is_cpu_noop_intrinsic(call->name)))
+    internal_assert(call && is_cpu_droppable_intrinsic(call->name))
         << "the CPU backend cannot run this statement";
     return; // nothing observable
   }
@@ -401,8 +398,7 @@ public:
 protected:
   void visit_node(const ir::Evaluate* node) override {
     const auto* call = node->value.as<ir::Intrinsic>();
-    if (problem.message.empty() && call && !is_effect_free_intrinsic(call->name) &&
-        !is_cpu_noop_intrinsic(call->name)) {
+    if (problem.message.empty() && call && !is_cpu_droppable_intrinsic(call->name)) {
       problem.message = "the CPU backend has no intrinsic '" + call->name + "'";
       problem.loc = node->loc;
     }

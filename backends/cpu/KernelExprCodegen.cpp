@@ -7,6 +7,7 @@
 #include "backends/cpu/FloatConversion.h"
 #include "backends/cpu/MathFunctions.h"
 #include "backends/cpu/SymbolicCodegen.h"
+#include "ir/Intrinsics.h"
 
 namespace dsc::cpu {
 
@@ -145,50 +146,52 @@ llvm::Value* KernelEmitter::emit_binary(const ir::PrimBinary& e) {
 }
 
 llvm::Value* KernelEmitter::emit_intrinsic(const ir::Intrinsic& e) {
-  const std::string& name = e.name;
-  auto arg = [&](size_t i) {
-    internal_assert(i < e.args.size()) << "'" << name << "' lacks argument " << i;
-    return emit_expr(e.args[i]);
-  };
+  const ir::IntrinsicDef* fn = ir::find_intrinsic(e.name);
+  internal_assert(fn && fn->pure()) << "the CPU backend has no intrinsic '" << e.name << "'";
+  internal_assert(e.args.size() == static_cast<size_t>(fn->arity))
+      << "'" << e.name << "' takes " << fn->arity << " arguments";
+  std::vector<llvm::Value*> args;
+  for (const ir::PrimExpr& a : e.args)
+    args.push_back(emit_expr(a));
   const ir::DType d = e.dtype;
-  if (std::optional<MathFunction> fn = math_function_named(name)) {
-    if (*fn == MathFunction::Pow && !ir::is_float(d)) {
+  using ir::IntrinsicId;
+  switch (fn->cpu) {
+  case ir::CpuLowering::Polynomial:
+    if (!ir::is_float(d)) {
+      internal_assert(fn->id == IntrinsicId::pow) << "'" << e.name << "' on " << ir::dtype_name(d);
       auto* t = llvm::cast<llvm::IntegerType>(register_type(ctx_, d));
-      return b_.CreateCall(get_integer_pow_function(module_, t), {arg(0), arg(1)});
+      return b_.CreateCall(get_integer_pow_function(module_, t), args);
     }
-    internal_assert(ir::is_float(d)) << "'" << name << "' on " << ir::dtype_name(d);
-    llvm::Function* f = get_math_function(module_, *fn, register_type(ctx_, d));
-    if (*fn == MathFunction::Pow) return b_.CreateCall(f, {arg(0), arg(1)});
-    return b_.CreateCall(f, {arg(0)});
+    return b_.CreateCall(get_math_function(module_, *fn, register_type(ctx_, d)), args);
+  case ir::CpuLowering::LlvmIntrinsic: {
+    internal_assert(ir::is_float(d)) << "'" << e.name << "' on " << ir::dtype_name(d);
+    llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(fn->llvm);
+    internal_assert(id != llvm::Intrinsic::not_intrinsic) << "no LLVM intrinsic " << fn->llvm;
+    return b_.CreateIntrinsic(id, {args[0]->getType()}, args);
   }
-  if (name == "sqrt") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, arg(0));
-  if (name == "rsqrt") {
-    llvm::Value* s = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, arg(0));
+  case ir::CpuLowering::Inline:
+    break;
+  case ir::CpuLowering::Nothing:
+    internal_error << "'" << e.name << "' has no value";
+  }
+  switch (fn->id) {
+  case IntrinsicId::rsqrt: {
+    llvm::Value* s = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
     return b_.CreateFDiv(llvm::ConstantFP::get(s->getType(), 1.0), s);
   }
-  if (name == "abs") {
-    if (ir::is_float(d)) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, arg(0));
-    if (d == ir::DType::Bool) return arg(0);
-    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, arg(0), b_.getFalse());
+  case IntrinsicId::abs:
+    if (ir::is_float(d)) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, args[0]);
+    if (d == ir::DType::Bool) return args[0];
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, args[0], b_.getFalse());
+  case IntrinsicId::neg:
+    return ir::is_float(d) ? b_.CreateFNeg(args[0]) : b_.CreateNeg(args[0]);
+  case IntrinsicId::select:
+    return b_.CreateSelect(args[0], args[1], args[2]);
+  case IntrinsicId::logical_not:
+    return b_.CreateNot(args[0]);
+  default:
+    internal_error << "the CPU backend has no inline code for '" << e.name << "'";
   }
-  if (name == "neg") {
-    if (ir::is_float(d)) return b_.CreateFNeg(arg(0));
-    return b_.CreateNeg(arg(0));
-  }
-  if (name == "select") {
-    llvm::Value* c = arg(0);
-    return b_.CreateSelect(c, arg(1), arg(2));
-  }
-  if (name == "logical_not") return b_.CreateNot(arg(0));
-  if (name == "max" || name == "min") {
-    const bool is_max = name == "max";
-    if (ir::is_float(d))
-      return b_.CreateBinaryIntrinsic(is_max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, arg(0), arg(1));
-    const bool u = d == ir::DType::Bool;
-    auto id = is_max ? (u ? llvm::Intrinsic::umax : llvm::Intrinsic::smax) : (u ? llvm::Intrinsic::umin : llvm::Intrinsic::smin);
-    return b_.CreateBinaryIntrinsic(id, arg(0), arg(1));
-  }
-  internal_error << "the CPU backend has no intrinsic '" << name << "'";
 }
 
 llvm::Value* KernelEmitter::emit_cast(llvm::Value* v, ir::DType from, ir::DType to) {

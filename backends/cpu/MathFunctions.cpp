@@ -1,6 +1,7 @@
 #include "backends/cpu/MathFunctions.h"
 
 #include <string>
+#include <vector>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -251,7 +252,7 @@ llvm::Value* emit_pow_f32(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) 
 
 // ---------------------------------------------------------------- f64 (libm)
 
-llvm::Value* call_libm(llvm::IRBuilder<>& b, const char* name, std::initializer_list<llvm::Value*> args) {
+llvm::Value* call_libm(llvm::IRBuilder<>& b, const char* name, const std::vector<llvm::Value*>& args) {
   llvm::Module* m = b.GetInsertBlock()->getModule();
   llvm::Type* d = b.getDoubleTy();
   std::vector<llvm::Type*> params(args.size(), d);
@@ -260,30 +261,12 @@ llvm::Value* call_libm(llvm::IRBuilder<>& b, const char* name, std::initializer_
     f->setDoesNotThrow();
     f->setWillReturn();
   }
-  return b.CreateCall(callee, std::vector<llvm::Value*>(args));
+  return b.CreateCall(callee, args);
 }
 
 llvm::Value* emit_exp_f64(llvm::IRBuilder<>& b, llvm::Value* x) { return call_libm(b, "exp", {x}); }
 
 // ---------------------------------------------------------------- functions
-
-const char* function_name(MathFunction fn) {
-  switch (fn) {
-  case MathFunction::Exp:
-    return "exp";
-  case MathFunction::Log:
-    return "log";
-  case MathFunction::Tanh:
-    return "tanh";
-  case MathFunction::Erf:
-    return "erf";
-  case MathFunction::Sigmoid:
-    return "sigmoid";
-  case MathFunction::Pow:
-    return "pow";
-  }
-  return "?";
-}
 
 llvm::Function* make_function(llvm::Module& m, const std::string& name, llvm::Type* ret,
                               const std::vector<llvm::Type*>& params, bool inline_always) {
@@ -297,44 +280,46 @@ llvm::Function* make_function(llvm::Module& m, const std::string& name, llvm::Ty
 
 } // namespace
 
-std::optional<MathFunction> math_function_named(std::string_view name) {
-  for (MathFunction fn : {MathFunction::Exp, MathFunction::Log, MathFunction::Tanh, MathFunction::Erf,
-                          MathFunction::Sigmoid, MathFunction::Pow})
-    if (name == function_name(fn)) return fn;
-  return std::nullopt;
-}
-
-llvm::Function* get_math_function(llvm::Module& m, MathFunction fn, llvm::Type* type) {
+llvm::Function* get_math_function(llvm::Module& m, const ir::IntrinsicDef& fn, llvm::Type* type) {
   internal_assert(type->isFloatTy() || type->isDoubleTy()) << "math functions take float or double";
+  internal_assert(fn.cpu == ir::CpuLowering::Polynomial) << "'" << fn.name << "' is not a math function";
   const bool f32 = type->isFloatTy();
-  std::string name = std::string("dsc.math.") + function_name(fn) + (f32 ? ".f32" : ".f64");
+  std::string name = std::string("dsc.math.") + fn.name + (f32 ? ".f32" : ".f64");
   if (llvm::Function* existing = m.getFunction(name)) return existing;
-  const bool binary = fn == MathFunction::Pow;
-  std::vector<llvm::Type*> params(binary ? 2 : 1, type);
+  std::vector<llvm::Type*> params(static_cast<size_t>(fn.arity), type);
   llvm::Function* f = make_function(m, name, type, params, true);
   if (f32) f->setDoesNotAccessMemory();
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(m.getContext(), "entry", f));
   llvm::Value* x = f->getArg(0);
   llvm::Value* res = nullptr;
-  switch (fn) {
-  case MathFunction::Exp:
-    res = f32 ? emit_exp_f32(b, x) : emit_exp_f64(b, x);
-    break;
-  case MathFunction::Log:
-    res = f32 ? emit_log_f32(b, x) : call_libm(b, "log", {x});
-    break;
-  case MathFunction::Tanh:
-    res = f32 ? emit_tanh_f32(b, x) : call_libm(b, "tanh", {x});
-    break;
-  case MathFunction::Erf:
-    res = f32 ? emit_erf_f32(b, x) : call_libm(b, "erf", {x});
-    break;
-  case MathFunction::Sigmoid:
+  using ir::IntrinsicId;
+  if (fn.id == IntrinsicId::sigmoid) {
     res = emit_sigmoid(b, x, f32 ? emit_exp_f32 : emit_exp_f64);
-    break;
-  case MathFunction::Pow:
-    res = f32 ? emit_pow_f32(b, x, f->getArg(1)) : call_libm(b, "pow", {x, f->getArg(1)});
-    break;
+  } else if (!f32) {
+    std::vector<llvm::Value*> args;
+    for (llvm::Argument& a : f->args())
+      args.push_back(&a);
+    res = call_libm(b, fn.name, args);
+  } else {
+    switch (fn.id) {
+    case IntrinsicId::exp:
+      res = emit_exp_f32(b, x);
+      break;
+    case IntrinsicId::log:
+      res = emit_log_f32(b, x);
+      break;
+    case IntrinsicId::tanh:
+      res = emit_tanh_f32(b, x);
+      break;
+    case IntrinsicId::erf:
+      res = emit_erf_f32(b, x);
+      break;
+    case IntrinsicId::pow:
+      res = emit_pow_f32(b, x, f->getArg(1));
+      break;
+    default:
+      internal_error << "no f32 polynomial for '" << fn.name << "'";
+    }
   }
   b.CreateRet(res);
   return f;

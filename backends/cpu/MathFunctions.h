@@ -20,20 +20,15 @@
 // Integer pow (`pow` on i8/i32/i64): x^y by squaring, wrapping; y < 0 gives 0 except for
 // x = 1 (1) and x = -1 (+-1), as the reference interpreter does.
 
-#include <optional>
-#include <string_view>
-
 #include <llvm/IR/Module.h>
+
+#include "ir/Intrinsics.h"
 
 namespace dsc::cpu {
 
-enum class MathFunction : uint8_t { Exp, Log, Tanh, Erf, Sigmoid, Pow };
-
-// "exp" -> Exp, ...; nullopt for other names.
-std::optional<MathFunction> math_function_named(std::string_view name);
-
-// The function computing `fn` on `type` (float or double): one argument, or two for Pow.
-llvm::Function* get_math_function(llvm::Module& m, MathFunction fn, llvm::Type* type);
+// The function computing `fn`, an intrinsic whose row in ir/Intrinsics.def says
+// CpuLowering::Polynomial, on `type` (float or double), taking `fn.arity` arguments.
+llvm::Function* get_math_function(llvm::Module& m, const ir::IntrinsicDef& fn, llvm::Type* type);
 
 // i8/i32/i64 (x, y) -> x^y.
 llvm::Function* get_integer_pow_function(llvm::Module& m, llvm::IntegerType* type);

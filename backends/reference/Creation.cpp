@@ -1,6 +1,7 @@
 // arange, full, zeros, shape_of, nonzero.
 
 #include "backends/reference/Value.h"
+#include "ir/OpRegistry.h"
 
 namespace dsc::reference {
 
@@ -87,9 +88,10 @@ Result nonzero(const Value& x) {
 } // namespace
 
 Result eval_creation(const std::string& op, const std::vector<Value>& args, OpError& err) {
-  if (op == "arange") return arange(args, err);
-  if (op == "full") return full(args, err);
-  if (op == "zeros") {
+  const ir::OpId id = ir::find_op(op)->id;
+  if (id == ir::OpId::arange) return arange(args, err);
+  if (id == ir::OpId::full) return full(args, err);
+  if (id == ir::OpId::zeros) {
     if (!valid_shape("zeros", args[0], err)) return std::nullopt;
     std::optional<DType> d = dtype_arg(args[1], DType::F32, "zeros", err);
     if (!d) return std::nullopt;
@@ -99,7 +101,7 @@ Result eval_creation(const std::string& op, const std::vector<Value>& args, OpEr
     err.message = op + " expects a tensor";
     return std::nullopt;
   }
-  if (op == "shape_of") {
+  if (id == ir::OpId::shape_of) {
     const std::vector<int64_t>& s = args[0].shape();
     Value out = make_tensor(DType::I64, {static_cast<int64_t>(s.size())});
     for (size_t i = 0; i < s.size(); ++i)

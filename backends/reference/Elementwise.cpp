@@ -3,6 +3,9 @@
 #include <cmath>
 
 #include "backends/reference/Value.h"
+#include "ir/Intrinsics.h"
+#include "ir/OpRegistry.h"
+#include "support/Assert.h"
 
 namespace dsc::reference {
 
@@ -94,75 +97,105 @@ int64_t floordiv(int64_t a, int64_t b) {
   return q;
 }
 
-int64_t ipow(int64_t base, int64_t e) {
-  if (e < 0) return base == 1 ? 1 : (base == -1 ? (e % 2 ? -1 : 1) : 0);
-  uint64_t r = 1, b = static_cast<uint64_t>(base);
-  while (e > 0) {
-    if (e & 1) r *= b;
-    b *= b;
-    e >>= 1;
+// The comparisons and logic, on floats or integers alike.
+template <typename T> T compare(ir::OpId op, T a, T b) {
+  using ir::OpId;
+  switch (op) {
+  case OpId::eq:
+    return a == b;
+  case OpId::ne:
+    return a != b;
+  case OpId::lt:
+    return a < b;
+  case OpId::le:
+    return a <= b;
+  case OpId::gt:
+    return a > b;
+  case OpId::ge:
+    return a >= b;
+  case OpId::logical_and:
+    return (a != 0) && (b != 0);
+  case OpId::logical_or:
+    return (a != 0) || (b != 0);
+  default:
+    internal_error << "'" << ir::op_name(op) << "' is not a binary elementwise op";
   }
-  return static_cast<int64_t>(r);
 }
 
-double fbinary(const std::string& op, double a, double b) {
-  if (op == "add") return a + b;
-  if (op == "sub") return a - b;
-  if (op == "mul") return a * b;
-  if (op == "div") return a / b;
-  if (op == "pow") return std::pow(a, b);
-  if (op == "maximum") return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-  if (op == "minimum") return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-  if (op == "eq") return a == b;
-  if (op == "ne") return a != b;
-  if (op == "lt") return a < b;
-  if (op == "le") return a <= b;
-  if (op == "gt") return a > b;
-  if (op == "ge") return a >= b;
-  if (op == "logical_and") return (a != 0) && (b != 0);
-  return (a != 0) || (b != 0); // logical_or
+// The binary elementwise ops on floats, as computed in double.
+double fbinary(ir::OpId op, double a, double b) {
+  using ir::OpId;
+  switch (op) {
+  case OpId::add:
+    return a + b;
+  case OpId::sub:
+    return a - b;
+  case OpId::mul:
+    return a * b;
+  case OpId::div:
+    return a / b;
+  case OpId::pow: {
+    const double xs[] = {a, b};
+    return ir::intrinsic(ir::IntrinsicId::pow).reference(xs);
+  }
+  case OpId::maximum:
+    return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+  case OpId::minimum:
+    return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+  default:
+    return compare(op, a, b);
+  }
 }
 
-int64_t ibinary(const std::string& op, int64_t a, int64_t b) {
-  // Wrapping arithmetic, as the compiled code's.
+// The same on integers and bools, wrapping as the compiled code does.
+int64_t ibinary(ir::OpId op, int64_t a, int64_t b) {
+  using ir::OpId;
   auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
-  if (op == "add") return static_cast<int64_t>(u(a) + u(b));
-  if (op == "sub") return static_cast<int64_t>(u(a) - u(b));
-  if (op == "mul") return static_cast<int64_t>(u(a) * u(b));
-  if (op == "div") return floordiv(a, b);
-  if (op == "pow") return ipow(a, b);
-  if (op == "maximum") return std::max(a, b);
-  if (op == "minimum") return std::min(a, b);
-  if (op == "eq") return a == b;
-  if (op == "ne") return a != b;
-  if (op == "lt") return a < b;
-  if (op == "le") return a <= b;
-  if (op == "gt") return a > b;
-  if (op == "ge") return a >= b;
-  if (op == "logical_and") return (a != 0) && (b != 0);
-  return (a != 0) || (b != 0);
+  switch (op) {
+  case OpId::add:
+    return static_cast<int64_t>(u(a) + u(b));
+  case OpId::sub:
+    return static_cast<int64_t>(u(a) - u(b));
+  case OpId::mul:
+    return static_cast<int64_t>(u(a) * u(b));
+  case OpId::div:
+    return floordiv(a, b);
+  case OpId::pow: {
+    const int64_t xs[] = {a, b};
+    return ir::intrinsic(ir::IntrinsicId::pow).reference_int(xs);
+  }
+  case OpId::maximum:
+    return std::max(a, b);
+  case OpId::minimum:
+    return std::min(a, b);
+  default:
+    return compare(op, a, b);
+  }
 }
 
-bool is_comparison(const std::string& op) {
-  return op == "eq" || op == "ne" || op == "lt" || op == "le" || op == "gt" || op == "ge";
+bool is_comparison(ir::OpId op) {
+  using ir::OpId;
+  return op == OpId::eq || op == OpId::ne || op == OpId::lt || op == OpId::le || op == OpId::gt ||
+         op == OpId::ge;
 }
 
 Result binary(const std::string& op, const Value& a, const Value& b, OpError& err) {
+  const ir::OpId id = ir::find_op(op)->id;
   bool weak = false;
   std::optional<DType> d = unify(op, a, b, &weak, err);
   if (!d) return std::nullopt;
-  bool logical = op == "logical_and" || op == "logical_or";
+  bool logical = id == ir::OpId::logical_and || id == ir::OpId::logical_or;
   if (logical && *d != DType::Bool) {
     err.message = op + " expects bool tensors, got " + ir::dtype_name(*d);
     return std::nullopt;
   }
-  if (!logical && !is_comparison(op) && !(op == "eq" || op == "ne") && *d == DType::Bool) {
+  if (!logical && !is_comparison(id) && *d == DType::Bool) {
     err.message = op + " expects numeric tensors, got bool";
     return std::nullopt;
   }
   std::optional<std::vector<int64_t>> shape = broadcast(op, {&a, &b}, err);
   if (!shape) return std::nullopt;
-  DType out_dtype = is_comparison(op) ? DType::Bool : *d;
+  DType out_dtype = is_comparison(id) ? DType::Bool : *d;
   Value out = make_tensor(out_dtype, *shape);
   out.weak = weak;
   std::vector<std::vector<int64_t>> offs = broadcast_offsets(*shape, {&a, &b});
@@ -180,46 +213,27 @@ Result binary(const std::string& op, const Value& a, const Value& b, OpError& er
       if (*d == DType::BF16)
         x = bf16_to_float(float_to_bf16(static_cast<float>(x))),
         y = bf16_to_float(float_to_bf16(static_cast<float>(y)));
-      store_f(out, i, fbinary(op, x, y));
+      store_f(out, i, fbinary(id, x, y));
     } else {
-      store_i(out, i, ibinary(op, load_i(a, ia), load_i(b, ib)));
+      store_i(out, i, ibinary(id, load_i(a, ia), load_i(b, ib)));
     }
   }
   return out;
 }
 
-double funary(const std::string& op, double x) {
-  if (op == "exp") return std::exp(x);
-  if (op == "log") return std::log(x);
-  if (op == "tanh") return std::tanh(x);
-  if (op == "erf") return std::erf(x);
-  if (op == "sqrt") return std::sqrt(x);
-  if (op == "rsqrt") return 1.0 / std::sqrt(x);
-  if (op == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
-  if (op == "abs") return std::fabs(x);
-  return -x; // neg
-}
-
-Result unary(const std::string& op, const Value& x, OpError& err) {
-  if (op == "logical_not") {
-    if (x.dtype != DType::Bool) {
-      err.message =
-          "logical_not expects a bool tensor, got " + std::string(ir::dtype_name(x.dtype));
-      return std::nullopt;
-    }
-    Value out = make_tensor(DType::Bool, x.shape());
-    out.weak = x.weak;
-    for (int64_t i = 0; i < x.numel(); ++i)
-      store_i(out, i, !load_i(x, i));
-    return out;
-  }
-  bool float_only = op != "abs" && op != "neg";
+// The ops applying a unary intrinsic of ir/Intrinsics.def to each element, computed by its
+// reference implementations.
+Result unary(const std::string& op, const ir::IntrinsicDef& fn, const Value& x, OpError& err) {
   DType d = x.dtype;
-  if (d == DType::Bool) {
+  if (fn.domain == ir::IntrinsicDomain::Bool && d != DType::Bool) {
+    err.message = op + " expects a bool tensor, got " + std::string(ir::dtype_name(d));
+    return std::nullopt;
+  }
+  if (fn.domain != ir::IntrinsicDomain::Bool && d == DType::Bool) {
     err.message = op + " expects a numeric tensor, got bool";
     return std::nullopt;
   }
-  if (float_only && !ir::is_float(d)) {
+  if (fn.domain == ir::IntrinsicDomain::Float && !ir::is_float(d)) {
     if (!x.weak) {
       err.message = op + " expects a float tensor, got " + std::string(ir::dtype_name(d));
       return std::nullopt;
@@ -230,11 +244,11 @@ Result unary(const std::string& op, const Value& x, OpError& err) {
   out.weak = x.weak;
   for (int64_t i = 0; i < x.numel(); ++i) {
     if (ir::is_float(d)) {
-      store_f(out, i, funary(op, load_f(x, i)));
+      double v = load_f(x, i);
+      store_f(out, i, fn.reference(&v));
     } else {
       int64_t v = load_i(x, i);
-      uint64_t neg = 0 - static_cast<uint64_t>(v);
-      store_i(out, i, op == "neg" || v < 0 ? static_cast<int64_t>(neg) : v);
+      store_i(out, i, fn.reference_int(&v));
     }
   }
   return out;
@@ -273,8 +287,9 @@ Result eval_elementwise(const std::string& op, const std::vector<Value>& args, O
       err.message = op + " expects tensor arguments";
       return std::nullopt;
     }
-  if (op == "where") return where(args[0], args[1], args[2], err);
-  if (op == "cast") {
+  const ir::OpId id = ir::find_op(op)->id;
+  if (id == ir::OpId::where) return where(args[0], args[1], args[2], err);
+  if (id == ir::OpId::cast) {
     std::optional<DType> to = ir::parse_dtype(args[1].str);
     if (!to) {
       err.message = "cast: unknown dtype '" + args[1].str + "'";
@@ -282,8 +297,9 @@ Result eval_elementwise(const std::string& op, const std::vector<Value>& args, O
     }
     return convert(args[0], *to);
   }
-  if (args.size() == 2) return binary(op, args[0], args[1], err);
-  return unary(op, args[0], err);
+  if (const ir::IntrinsicDef* fn = ir::find_intrinsic(op); fn && fn->arity == 1)
+    return unary(op, *fn, args[0], err);
+  return binary(op, args[0], args[1], err);
 }
 
 } // namespace dsc::reference

@@ -1,6 +1,5 @@
 #include "backends/reference/Interpreter.h"
 
-#include <map>
 #include <unordered_map>
 
 #include "backends/reference/Value.h"
@@ -13,16 +12,6 @@ namespace dsc::reference {
 using ir::DType;
 
 namespace {
-
-enum class Family : uint8_t { Elementwise, Reduce, Layout, Matmul, Conv, Creation };
-
-const std::map<std::string, Family, std::less<>>& families() {
-  static const std::map<std::string, Family, std::less<>> table = {
-#define DSC_OP(name, family) {#name, Family::family},
-#include "ir/Ops.def"
-  };
-  return table;
-}
 
 std::string loc_string(SourceLoc loc) {
   return std::to_string(loc.line) + ":" + std::to_string(loc.col);
@@ -346,21 +335,21 @@ private:
     }
     OpError err;
     Result r;
-    switch (families().at(op.name)) {
-    case Family::Elementwise:
+    switch (op.family) {
+    case ir::OpFamily::Elementwise:
       r = eval_elementwise(call.callee, args, err);
       break;
-    case Family::Reduce:
+    case ir::OpFamily::Reduce:
       r = eval_reduce(call.callee, args, err);
       break;
-    case Family::Layout:
+    case ir::OpFamily::Layout:
       r = eval_layout(call.callee, args, err);
       break;
-    case Family::Matmul:
-    case Family::Conv:
+    case ir::OpFamily::Matmul:
+    case ir::OpFamily::Conv:
       r = eval_linalg(call.callee, args, err);
       break;
-    case Family::Creation:
+    case ir::OpFamily::Creation:
       r = eval_creation(call.callee, args, err);
       break;
     }

@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "backends/reference/Value.h"
+#include "ir/OpRegistry.h"
+#include "support/Assert.h"
 
 namespace dsc::reference {
 
@@ -328,24 +330,37 @@ Result pad(const Value& x, const Value& pads, const Value& value, OpError& err) 
   return out;
 }
 
-bool tensor_first(const std::string& op, const std::vector<Value>& args, OpError& err) {
-  if (op == "concat" || args[0].is_tensor()) return true;
-  err.message = op + " expects a tensor";
+bool tensor_first(const ir::OpDef& op, const std::vector<Value>& args, OpError& err) {
+  if (op.params[0].kind != ir::ParamKind::Tensor || args[0].is_tensor()) return true;
+  err.message = std::string(op.name) + " expects a tensor";
   return false;
 }
 
 } // namespace
 
 Result eval_layout(const std::string& op, const std::vector<Value>& args, OpError& err) {
-  if (!tensor_first(op, args, err)) return std::nullopt;
-  if (op == "reshape") return reshape(args[0], args[1], err);
-  if (op == "permute") return permute(args[0], args[1], err);
-  if (op == "broadcast_to") return broadcast_to(args[0], args[1], err);
-  if (op == "concat") return concat(args[0], args[1], err);
-  if (op == "split") return split(args[0], args[1], args[2], err);
-  if (op == "slice") return slice(args, err);
-  if (op == "take") return take(args[0], args[1], args[2], err);
-  return pad(args[0], args[1], args[2], err);
+  const ir::OpDef& def = *ir::find_op(op);
+  if (!tensor_first(def, args, err)) return std::nullopt;
+  switch (def.id) {
+  case ir::OpId::reshape:
+    return reshape(args[0], args[1], err);
+  case ir::OpId::permute:
+    return permute(args[0], args[1], err);
+  case ir::OpId::broadcast_to:
+    return broadcast_to(args[0], args[1], err);
+  case ir::OpId::concat:
+    return concat(args[0], args[1], err);
+  case ir::OpId::split:
+    return split(args[0], args[1], args[2], err);
+  case ir::OpId::slice:
+    return slice(args, err);
+  case ir::OpId::take:
+    return take(args[0], args[1], args[2], err);
+  case ir::OpId::pad:
+    return pad(args[0], args[1], args[2], err);
+  default:
+    internal_error << "'" << op << "' is not a layout op";
+  }
 }
 
 } // namespace dsc::reference

@@ -3,6 +3,7 @@
 // floats and int64 for integers.
 
 #include "backends/reference/Value.h"
+#include "ir/OpRegistry.h"
 
 namespace dsc::reference {
 
@@ -154,7 +155,7 @@ Result conv2d(const std::vector<Value>& args, OpError& err) {
 } // namespace
 
 Result eval_linalg(const std::string& op, const std::vector<Value>& args, OpError& err) {
-  if (op == "matmul") return matmul(args[0], args[1], err);
+  if (ir::find_op(op)->id == ir::OpId::matmul) return matmul(args[0], args[1], err);
   return conv2d(args, err);
 }
 

@@ -4,15 +4,17 @@
 #include <cmath>
 
 #include "backends/reference/Value.h"
+#include "ir/OpRegistry.h"
 
 namespace dsc::reference {
 
 using ir::DType;
 
-Result eval_reduce(const std::string& op, const std::vector<Value>& args, OpError& err) {
+Result eval_reduce(const std::string& name, const std::vector<Value>& args, OpError& err) {
+  const ir::OpId op = ir::find_op(name)->id;
   const Value& x = args[0];
   if (!x.is_tensor()) {
-    err.message = op + " expects a tensor";
+    err.message = name + " expects a tensor";
     return std::nullopt;
   }
   size_t rank = x.shape().size();
@@ -26,13 +28,13 @@ Result eval_reduce(const std::string& op, const std::vector<Value>& args, OpErro
   } else if (std::optional<int64_t> a = as_int(args[1])) {
     axes = {*a};
   } else {
-    err.message = op + ": axis must be an integer or a list of integers";
+    err.message = name + ": axis must be an integer or a list of integers";
     return std::nullopt;
   }
   for (int64_t a : axes) {
     std::optional<size_t> n = normalize_axis(a, rank);
     if (!n || reduced[*n]) {
-      err.message = op + ": axis " + std::to_string(a) + (n ? " repeated" : " out of range") +
+      err.message = name + ": axis " + std::to_string(a) + (n ? " repeated" : " out of range") +
                     " for rank " + std::to_string(rank);
       return std::nullopt;
     }
@@ -47,11 +49,11 @@ Result eval_reduce(const std::string& op, const std::vector<Value>& args, OpErro
     if (reduced[i]) count *= x.shape()[i];
     if (!reduced[i] || keepdims) out_shape.push_back(reduced[i] ? 1 : x.shape()[i]);
   }
-  if ((op == "max" || op == "min") && count == 0 && product(kept_shape) > 0) {
-    err.message = op + ": reduction over an empty axis of " + type_string(x.dtype, x.shape());
+  if ((op == ir::OpId::max || op == ir::OpId::min) && count == 0 && product(kept_shape) > 0) {
+    err.message = name + ": reduction over an empty axis of " + type_string(x.dtype, x.shape());
     return std::nullopt;
   }
-  if (op == "mean" && !ir::is_float(x.dtype)) {
+  if (op == ir::OpId::mean && !ir::is_float(x.dtype)) {
     err.message = "mean expects a float tensor, got " + type_string(x.dtype, x.shape());
     return std::nullopt;
   }
@@ -72,20 +74,20 @@ Result eval_reduce(const std::string& op, const std::vector<Value>& args, OpErro
     size_t k = static_cast<size_t>(o);
     if (is_f) {
       double v = load_f(x, e);
-      if (op == "sum" || op == "mean")
+      if (op == ir::OpId::sum || op == ir::OpId::mean)
         facc[k] += v;
       else if (!seen[k] || std::isnan(v))
         facc[k] = v;
       else if (!std::isnan(facc[k]))
-        facc[k] = op == "max" ? std::max(facc[k], v) : std::min(facc[k], v);
+        facc[k] = op == ir::OpId::max ? std::max(facc[k], v) : std::min(facc[k], v);
     } else {
       int64_t v = load_i(x, e);
-      if (op == "sum")
+      if (op == ir::OpId::sum)
         iacc[k] = static_cast<int64_t>(static_cast<uint64_t>(iacc[k]) + static_cast<uint64_t>(v));
       else if (!seen[k])
         iacc[k] = v;
       else
-        iacc[k] = op == "max" ? std::max(iacc[k], v) : std::min(iacc[k], v);
+        iacc[k] = op == ir::OpId::max ? std::max(iacc[k], v) : std::min(iacc[k], v);
     }
     seen[k] = true;
     for (size_t d = rank; d-- > 0;) {
@@ -96,7 +98,7 @@ Result eval_reduce(const std::string& op, const std::vector<Value>& args, OpErro
   for (int64_t i = 0; i < n_out; ++i) {
     size_t k = static_cast<size_t>(i);
     if (is_f)
-      store_f(out, i, op == "mean" ? facc[k] / static_cast<double>(count) : facc[k]);
+      store_f(out, i, op == ir::OpId::mean ? facc[k] / static_cast<double>(count) : facc[k]);
     else
       store_i(out, i, iacc[k]);
   }

@@ -1,7 +1,12 @@
 // Elementwise ops: NumPy-broadcasting binary arithmetic, comparisons and logic, `where`,
-// `cast`, and the unary math functions. Operands share one dtype (weak literals adopt it);
-// comparisons give bool; the transcendental functions need floats.
+// `cast`, and the unary intrinsics of ir/Intrinsics.def that Ops.def lists. Operands share one
+// dtype (weak literals adopt it); comparisons give bool; the transcendental functions (the
+// Float domain) need floats.
 
+#include <algorithm>
+#include <string_view>
+
+#include "ir/Intrinsics.h"
 #include "ir/ops/OpUtil.h"
 
 namespace dsc::ir::ops {
@@ -92,7 +97,7 @@ std::optional<Type> float_unary(const Call& call, const BoundArgs& args, ShapeCo
 std::optional<Type> number_unary(const Call& call, const BoundArgs& args, ShapeContext& ctx) {
   return unary(call, args, ctx, Accepts::Numbers);
 }
-std::optional<Type> logical_not(const Call& call, const BoundArgs& args, ShapeContext& ctx) {
+std::optional<Type> bool_unary(const Call& call, const BoundArgs& args, ShapeContext& ctx) {
   return unary(call, args, ctx, Accepts::Bools);
 }
 
@@ -116,6 +121,30 @@ std::optional<Type> cast(const Call&, const BoundArgs& args, ShapeContext&) {
   return tensor_of(to, args.types[0].shape);
 }
 
+// Whether ir/Ops.def lists `name`: the unary intrinsics that are also tensor ops.
+bool is_listed_op(std::string_view name) {
+  static constexpr std::string_view kOps[] = {
+#define DSC_OP(name, ...) #name,
+#include "ir/Ops.def"
+  };
+  return std::find(std::begin(kOps), std::end(kOps), name) != std::end(kOps);
+}
+
+// The rule of the op applying the unary intrinsic `fn` to each element.
+std::optional<Type> (*unary_rule(const IntrinsicDef& fn))(const Call&, const BoundArgs&,
+                                                          ShapeContext&) {
+  switch (fn.domain) {
+  case IntrinsicDomain::Float:
+    return float_unary;
+  case IntrinsicDomain::Number:
+    return number_unary;
+  case IntrinsicDomain::Bool:
+    return bool_unary;
+  default:
+    internal_error << "the intrinsic '" << fn.name << "' cannot be an elementwise op";
+  }
+}
+
 OpDef op(const char* name, std::vector<ParamSpec> params,
          std::optional<Type> (*infer)(const Call&, const BoundArgs&, ShapeContext&)) {
   return OpDef{name, std::move(params), infer};
@@ -135,15 +164,12 @@ std::vector<OpDef> elementwise_ops() {
     ops.push_back(op(n, ab, ordering));
   for (const char* n : {"logical_and", "logical_or"})
     ops.push_back(op(n, ab, logical));
-  ops.push_back(op("logical_not", x, logical_not));
   ops.push_back(
       op("where", {{"cond", ParamKind::Tensor}, {"a", ParamKind::Tensor}, {"b", ParamKind::Tensor}},
          where));
   ops.push_back(op("cast", {{"x", ParamKind::Tensor}, {"dtype", ParamKind::DType}}, cast));
-  for (const char* n : {"exp", "log", "tanh", "erf", "sqrt", "rsqrt", "sigmoid"})
-    ops.push_back(op(n, x, float_unary));
-  for (const char* n : {"abs", "neg"})
-    ops.push_back(op(n, x, number_unary));
+  for (const IntrinsicDef& fn : all_intrinsics())
+    if (fn.arity == 1 && is_listed_op(fn.name)) ops.push_back(op(fn.name, x, unary_rule(fn)));
   return ops;
 }
 

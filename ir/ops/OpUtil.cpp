@@ -32,7 +32,7 @@ std::optional<int64_t> literal_int(const Expr& e) {
     return std::nullopt;
   }
   const Call* c = e.as<Call>();
-  if (!c || c->callee != "neg" || c->args.size() != 1 || !c->kwargs.empty()) return std::nullopt;
+  if (!c || op_id(c->callee) != OpId::neg || c->args.size() != 1 || !c->kwargs.empty()) return std::nullopt;
   std::optional<int64_t> v = literal_int(c->args[0]);
   if (!v || *v == INT64_MIN) return std::nullopt;
   return -*v;
@@ -45,7 +45,7 @@ std::optional<double> literal_number(const Expr& e) {
     return std::nullopt;
   }
   const Call* c = e.as<Call>();
-  if (!c || c->callee != "neg" || c->args.size() != 1 || !c->kwargs.empty()) return std::nullopt;
+  if (!c || op_id(c->callee) != OpId::neg || c->args.size() != 1 || !c->kwargs.empty()) return std::nullopt;
   std::optional<double> v = literal_number(c->args[0]);
   if (!v) return std::nullopt;
   return -*v;

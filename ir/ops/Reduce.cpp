@@ -11,12 +11,12 @@ namespace {
 
 std::optional<Type> reduce(const Call& call, const BoundArgs& args, ShapeContext& ctx) {
   const Type& x = args.types[0];
-  const std::string& op = call.callee;
+  const OpId op = find_op(call.callee)->id;
   if (x.dtype == DType::Bool) {
-    ctx.error(args.locs[0], op + " expects a numeric tensor, got " + to_string(x));
+    ctx.error(args.locs[0], call.callee + " expects a numeric tensor, got " + to_string(x));
     return std::nullopt;
   }
-  if (op == "mean" && !is_float(x.dtype) && !x.weak) {
+  if (op == OpId::mean && !is_float(x.dtype) && !x.weak) {
     ctx.error(args.locs[0], "mean expects a float tensor, got " + to_string(x));
     return std::nullopt;
   }
@@ -31,7 +31,7 @@ std::optional<Type> reduce(const Call& call, const BoundArgs& args, ShapeContext
         std::optional<int64_t> c = as_const(d);
         if (!c) {
           ctx.error(args.locs[1],
-                    op + " expects integer axes, got " + shape_string(shape_arg(args, 1)));
+                    call.callee + " expects integer axes, got " + shape_string(shape_arg(args, 1)));
           return std::nullopt;
         }
         written.push_back(*c);
@@ -40,10 +40,10 @@ std::optional<Type> reduce(const Call& call, const BoundArgs& args, ShapeContext
       written.push_back(int_arg(args, 1));
     }
     for (int64_t a : written) {
-      std::optional<size_t> axis = normalize_axis(a, x.rank(), op, args.locs[1], ctx);
+      std::optional<size_t> axis = normalize_axis(a, x.rank(), call.callee, args.locs[1], ctx);
       if (!axis) return std::nullopt;
       if (!axes.insert(*axis).second) {
-        ctx.error(args.locs[1], op + ": axis " + std::to_string(a) + " appears twice");
+        ctx.error(args.locs[1], call.callee + ": axis " + std::to_string(a) + " appears twice");
         return std::nullopt;
       }
     }
@@ -57,7 +57,7 @@ std::optional<Type> reduce(const Call& call, const BoundArgs& args, ShapeContext
       shape.push_back(symbolic::Expr(1));
   }
   DType out = x.dtype;
-  if (op == "mean" && x.weak && !is_float(out)) out = DType::F32;
+  if (op == OpId::mean && x.weak && !is_float(out)) out = DType::F32;
   return tensor_of(out, std::move(shape), x.weak);
 }
 

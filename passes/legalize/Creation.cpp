@@ -20,9 +20,9 @@ ir::Expr fill(PrimBuilder& pb, const ir::Type& type, const PrimExpr& value) {
 
 ir::Expr lower_creation(const ir::Call& call, const ir::BoundArgs& args, const ir::Type& type,
                         FnContext& ctx) {
-  const std::string& op = call.callee;
-  PrimBuilder pb(ctx, op);
-  if (op == "arange") {
+  const ir::OpId op = ir::find_op(call.callee)->id;
+  PrimBuilder pb(ctx, call.callee);
+  if (op == ir::OpId::arange) {
     sym::Expr start = dim_arg(args, 0), step = dim_arg(args, 2);
     if (!args[1].defined()) start = sym::Expr(0); // arange(n) counts from 0
     Operand out = pb.output(type, "out");
@@ -31,10 +31,10 @@ ir::Expr lower_creation(const ir::Call& call, const ir::BoundArgs& args, const i
     });
     return pb.finish(body, type);
   }
-  if (op == "full")
+  if (op == ir::OpId::full)
     return fill(pb, type, stored_constant(args[1].as<ir::Literal>()->value, type.dtype));
-  if (op == "zeros") return fill(pb, type, zero(compute_dtype(type.dtype)));
-  if (op == "shape_of") {
+  if (op == ir::OpId::zeros) return fill(pb, type, zero(compute_dtype(type.dtype)));
+  if (op == ir::OpId::shape_of) {
     Operand x = pb.input(args[0], "x");
     Operand out = pb.output(type, "out");
     std::vector<Stmt> stores;
@@ -42,7 +42,7 @@ ir::Expr lower_creation(const ir::Call& call, const ir::BoundArgs& args, const i
       stores.push_back(pb.write(out, {sym::Expr(static_cast<int64_t>(k))}, index(x.shape[k])));
     return pb.finish(ir::Seq::make(std::move(stores)), type);
   }
-  ctx.unsupported("'" + op + "' (its result's size depends on the data)");
+  ctx.unsupported("'" + call.callee + "' (its result's size depends on the data)");
   return ir::Expr();
 }
 

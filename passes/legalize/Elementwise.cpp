@@ -7,6 +7,7 @@
 // integer abs and neg wrap. Float maximum/minimum are written out so that they also pick the
 // interpreter's zero: NaN if either is NaN, else (a < b ? b : a) and (b < a ? b : a).
 
+#include "ir/Intrinsics.h"
 #include "passes/legalize/Families.h"
 #include "passes/legalize/LoopBuilder.h"
 
@@ -20,31 +21,51 @@ struct Element {
   PrimExpr value;
 };
 
-bool is_comparison_op(const std::string& op) {
-  return op == "eq" || op == "ne" || op == "lt" || op == "le" || op == "gt" || op == "ge";
+bool is_comparison_op(ir::OpId op) {
+  using ir::OpId;
+  return op == OpId::eq || op == OpId::ne || op == OpId::lt || op == OpId::le || op == OpId::gt ||
+         op == OpId::ge;
 }
 
-BinaryOp binary_op(const std::string& op) {
-  if (op == "add") return BinaryOp::Add;
-  if (op == "sub") return BinaryOp::Sub;
-  if (op == "mul") return BinaryOp::Mul;
-  if (op == "div") return BinaryOp::Div;
-  if (op == "eq") return BinaryOp::EQ;
-  if (op == "ne") return BinaryOp::NE;
-  if (op == "lt") return BinaryOp::LT;
-  if (op == "le") return BinaryOp::LE;
-  if (op == "gt") return BinaryOp::GT;
-  if (op == "ge") return BinaryOp::GE;
-  if (op == "logical_and") return BinaryOp::And;
-  return BinaryOp::Or; // logical_or
+BinaryOp binary_op(ir::OpId op) {
+  using ir::OpId;
+  switch (op) {
+  case OpId::add:
+    return BinaryOp::Add;
+  case OpId::sub:
+    return BinaryOp::Sub;
+  case OpId::mul:
+    return BinaryOp::Mul;
+  case OpId::div:
+    return BinaryOp::Div;
+  case OpId::eq:
+    return BinaryOp::EQ;
+  case OpId::ne:
+    return BinaryOp::NE;
+  case OpId::lt:
+    return BinaryOp::LT;
+  case OpId::le:
+    return BinaryOp::LE;
+  case OpId::gt:
+    return BinaryOp::GT;
+  case OpId::ge:
+    return BinaryOp::GE;
+  case OpId::logical_and:
+    return BinaryOp::And;
+  case OpId::logical_or:
+    return BinaryOp::Or;
+  default:
+    internal_error << "'" << ir::op_name(op) << "' is not a binary operator";
+  }
 }
 
-Element binary_element(PrimBuilder& pb, const std::string& op, PrimExpr a, PrimExpr b) {
+Element binary_element(PrimBuilder& pb, ir::OpId op, PrimExpr a, PrimExpr b) {
   Element out;
   DType d = a->dtype;
-  if (op == "maximum" || op == "minimum") {
+  const bool is_max = op == ir::OpId::maximum;
+  if (is_max || op == ir::OpId::minimum) {
     if (!ir::is_float(d)) {
-      out.value = binary(op == "maximum" ? BinaryOp::Max : BinaryOp::Min, a, b);
+      out.value = binary(is_max ? BinaryOp::Max : BinaryOp::Min, a, b);
       return out;
     }
     // NaN-propagating; otherwise std::max(a, b) == (a < b ? b : a) and std::min(a, b) ==
@@ -52,21 +73,16 @@ Element binary_element(PrimBuilder& pb, const std::string& op, PrimExpr a, PrimE
     PrimExpr ar, br;
     out.pre.push_back(pb.let("a_value", a, &ar));
     out.pre.push_back(pb.let("b_value", b, &br));
-    PrimExpr pick_b = op == "maximum" ? binary(BinaryOp::LT, ar, br) : binary(BinaryOp::LT, br, ar);
+    PrimExpr pick_b = is_max ? binary(BinaryOp::LT, ar, br) : binary(BinaryOp::LT, br, ar);
     out.value = select(is_nan(br), br, select(pick_b, br, ar));
     return out;
   }
-  if (op == "pow") {
-    out.value = intrinsic("pow", {a, b});
+  if (op == ir::OpId::pow) {
+    out.value = intrinsic(ir::intrinsic(ir::IntrinsicId::pow).name, {a, b});
     return out;
   }
   out.value = binary(binary_op(op), a, b);
   return out;
-}
-
-PrimExpr unary_element(const std::string& op, PrimExpr x) {
-  if (op == "logical_not") return logical_not(x);
-  return intrinsic(op, {x}); // neg abs exp log tanh erf sqrt rsqrt sigmoid
 }
 
 Stmt seq(std::vector<Stmt> pre, Stmt last) {
@@ -79,10 +95,11 @@ Stmt seq(std::vector<Stmt> pre, Stmt last) {
 
 ir::Expr lower_elementwise(const ir::Call& call, const ir::BoundArgs& args, const ir::Type& type,
                            FnContext& ctx) {
-  const std::string& op = call.callee;
-  PrimBuilder pb(ctx, op);
+  const std::string& name = call.callee;
+  const ir::OpId op = ir::find_op(name)->id;
+  PrimBuilder pb(ctx, name);
   Stmt body;
-  if (op == "where") {
+  if (op == ir::OpId::where) {
     Operand c = pb.input(args[0], "cond"), a = pb.input(args[1], "a"), b = pb.input(args[2], "b");
     DType d = shared_dtype({args.types[1], args.types[2]});
     Operand out = pb.output(type, "out");
@@ -92,26 +109,27 @@ ir::Expr lower_elementwise(const ir::Call& call, const ir::BoundArgs& args, cons
       PrimExpr bv = pb.read(b, pb.broadcast_indices(b, i), d);
       return pb.write(out, i, select(cv, av, bv));
     });
-  } else if (op == "cast") {
+  } else if (op == ir::OpId::cast) {
     Operand x = pb.input(args[0], "x");
     DType from = args.types[0].dtype;
     Operand out = pb.output(type, "out");
     body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {
       return pb.write(out, i, convert(pb.read(x, pb.broadcast_indices(x, i), from), type.dtype));
     });
-  } else if (op == "logical_not" || op == "neg" || op == "abs" || op == "exp" || op == "log" ||
-             op == "tanh" || op == "erf" || op == "sqrt" || op == "rsqrt" || op == "sigmoid") {
+  } else if (const ir::IntrinsicDef* fn = ir::find_intrinsic(name); fn && fn->arity == 1) {
+    // The op applies the intrinsic of its name to each element (ir/Intrinsics.def).
     Operand x = pb.input(args[0], "x");
     // A float function of an integer literal computes in the result's float dtype.
     DType d = type.dtype;
     Operand out = pb.output(type, "out");
     body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {
-      return pb.write(out, i, unary_element(op, pb.read(x, pb.broadcast_indices(x, i), d)));
+      return pb.write(out, i, intrinsic(name, {pb.read(x, pb.broadcast_indices(x, i), d)}));
     });
   } else {
     Operand a = pb.input(args[0], "a"), b = pb.input(args[1], "b");
     DType d = shared_dtype({args.types[0], args.types[1]});
-    if (!is_comparison_op(op) && op != "logical_and" && op != "logical_or" && !type.weak)
+    if (!is_comparison_op(op) && op != ir::OpId::logical_and && op != ir::OpId::logical_or &&
+        !type.weak)
       d = type.dtype;
     Operand out = pb.output(type, "out");
     body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {

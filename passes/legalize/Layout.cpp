@@ -178,17 +178,26 @@ ir::Expr pad(PrimBuilder& pb, const ir::BoundArgs& args, const ir::Type& type) {
 
 ir::Expr lower_layout(const ir::Call& call, const ir::BoundArgs& args, const ir::Type& type,
                       FnContext& ctx) {
-  const std::string& op = call.callee;
-  PrimBuilder pb(ctx, op);
-  if (op == "permute") return permute(pb, args, type);
-  if (op == "broadcast_to") return broadcast_to(pb, args, type);
-  if (op == "concat") return concat(pb, args, type);
-  if (op == "split") return split(pb, args, type);
-  if (op == "slice") return slice(pb, args, type);
-  if (op == "take") return take(pb, args, type);
-  if (op == "pad") return pad(pb, args, type);
-  ctx.unsupported("'" + op + "'");
-  return ir::Expr();
+  PrimBuilder pb(ctx, call.callee);
+  switch (ir::find_op(call.callee)->id) {
+  case ir::OpId::permute:
+    return permute(pb, args, type);
+  case ir::OpId::broadcast_to:
+    return broadcast_to(pb, args, type);
+  case ir::OpId::concat:
+    return concat(pb, args, type);
+  case ir::OpId::split:
+    return split(pb, args, type);
+  case ir::OpId::slice:
+    return slice(pb, args, type);
+  case ir::OpId::take:
+    return take(pb, args, type);
+  case ir::OpId::pad:
+    return pad(pb, args, type);
+  default:
+    ctx.unsupported("'" + call.callee + "'");
+    return ir::Expr();
+  }
 }
 
 } // namespace dsc::passes::lowering

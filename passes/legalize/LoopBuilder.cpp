@@ -1,6 +1,7 @@
 #include "passes/legalize/LoopBuilder.h"
 
 #include "ir/Functor.h"
+#include "ir/Intrinsics.h"
 #include "ir/OpRegistry.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Simplify.h"
@@ -9,14 +10,14 @@ namespace dsc::passes::lowering {
 
 namespace {
 
-// Words of the language and scalar functions: never names in a generated prim.
+// Words of the language and scalar functions other than the intrinsics: never names in a
+// generated prim.
 const char* const kWords[] = {
-    "import", "fn",      "prim",   "extern", "let",      "var",       "return", "if",
-    "else",   "for",     "in",     "where",  "parallel", "vectorize", "unroll", "alloc",
-    "local",  "shared",  "global", "true",   "false",    "bool",      "i8",     "i32",
-    "i64",    "f16",     "bf16",   "f32",    "f64",      "tensor",    "int",    "float",
-    "str",    "min",     "max",    "exp",    "log",      "tanh",      "erf",    "sqrt",
-    "rsqrt",  "sigmoid", "abs",    "neg",    "pow",      "select",    "cast",   "logical_not"};
+    "import", "fn",    "prim",   "extern", "let",   "var",      "return",    "if",
+    "else",   "for",   "in",     "where",  "parallel", "vectorize", "unroll", "alloc",
+    "local",  "shared", "global", "true",  "false", "bool",     "i8",        "i32",
+    "i64",    "f16",   "bf16",   "f32",    "f64",   "tensor",   "int",       "float",
+    "str",    "min",   "max",    "cast"};
 
 bool ends_with_digit(std::string_view s) {
   return !s.empty() && s.back() >= '0' && s.back() <= '9';
@@ -62,6 +63,8 @@ std::set<std::string> used_symbols(const Stmt& s) {
 NameSet::NameSet(const std::set<std::string>& reserved) : taken_(reserved) {
   for (const char* w : kWords)
     taken_.insert(w);
+  for (const ir::IntrinsicDef& fn : ir::all_intrinsics())
+    taken_.insert(fn.name);
 }
 
 std::string NameSet::fresh(std::string_view hint, bool numbered) {

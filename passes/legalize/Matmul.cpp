@@ -36,7 +36,8 @@ ir::Expr matrix(const ir::Expr& x, FnContext& ctx) {
   const ir::Type& t = x->type;
   std::vector<sym::Expr> dims(t.shape.end() - 2, t.shape.end());
   ir::Type mt = ir::Type::tensor(t.dtype, dims);
-  ir::Expr call = ir::Call::make("reshape", {x, ir::ShapeExpr::make(dims)}, {}, mt, ctx.loc());
+  ir::Expr call = ir::Call::make(ir::op_name(ir::OpId::reshape), {x, ir::ShapeExpr::make(dims)},
+                                 {}, mt, ctx.loc());
   std::string hint = x.is<ir::Var>() ? x.as<ir::Var>()->name + "_matrix" : "matrix";
   return ctx.insert_binding(hint, call, mt);
 }

@@ -24,7 +24,7 @@ using ir::Stmt;
 
 ir::Expr lower_reduce(const ir::Call& call, const ir::BoundArgs& args, const ir::Type& type,
                       FnContext& ctx) {
-  const std::string& op = call.callee;
+  const ir::OpId op = ir::find_op(call.callee)->id;
   const ir::Type& xt = args.types[0];
   size_t rank = xt.rank();
   std::set<size_t> axes;
@@ -36,7 +36,7 @@ ir::Expr lower_reduce(const ir::Call& call, const ir::BoundArgs& args, const ir:
     if (const ir::ShapeExpr* s = args[1].as<ir::ShapeExpr>()) {
       for (const sym::Expr& d : s->dims) {
         const sym::Const* c = d.as<sym::Const>();
-        internal_assert(c) << "legalize: a non-constant axis of " << op;
+        internal_assert(c) << "legalize: a non-constant axis of " << call.callee;
         written.push_back(c->value);
       }
     } else {
@@ -47,7 +47,7 @@ ir::Expr lower_reduce(const ir::Call& call, const ir::BoundArgs& args, const ir:
   }
   bool keepdims = std::get<bool>(args[2].as<ir::Literal>()->value);
 
-  PrimBuilder pb(ctx, op);
+  PrimBuilder pb(ctx, call.callee);
   Operand x = pb.input(args[0], "x");
   Operand out = pb.output(type, "out");
   DType d = type.dtype; // mean of a weak integer literal is f32
@@ -65,12 +65,12 @@ ir::Expr lower_reduce(const ir::Call& call, const ir::BoundArgs& args, const ir:
   }
 
   PrimExpr init;
-  if (op == "sum" || op == "mean")
+  if (op == ir::OpId::sum || op == ir::OpId::mean)
     init = zero(acc_dtype);
   else if (ir::is_float(acc_dtype))
-    init = op == "max" ? neg_infinity(acc_dtype) : infinity(acc_dtype);
+    init = op == ir::OpId::max ? neg_infinity(acc_dtype) : infinity(acc_dtype);
   else
-    init = op == "max" ? int_lowest(acc_dtype) : int_highest(acc_dtype);
+    init = op == ir::OpId::max ? int_lowest(acc_dtype) : int_highest(acc_dtype);
 
   Stmt body = pb.loops(kept_extents, [&](const PrimBuilder::Indices& kept) {
     std::string acc;
@@ -84,14 +84,14 @@ ir::Expr lower_reduce(const ir::Call& call, const ir::BoundArgs& args, const ir:
           for (size_t i = 0; i < rank; ++i)
             idx.push_back(axes.count(i) ? red[r++] : kept[k++]);
           PrimExpr v = pb.read(x, idx, d);
-          BinaryOp combine = op == "sum" || op == "mean" ? BinaryOp::Add
-                             : op == "max"               ? BinaryOp::Max
+          BinaryOp combine = op == ir::OpId::sum || op == ir::OpId::mean ? BinaryOp::Add
+                             : op == ir::OpId::max               ? BinaryOp::Max
                                                          : BinaryOp::Min;
           return ir::Assign::make(acc, binary(combine, acc_ref, v));
         },
         "r");
     PrimExpr result = acc_ref;
-    if (op == "mean") result = binary(BinaryOp::Div, acc_ref, convert(index(count), acc_dtype));
+    if (op == ir::OpId::mean) result = binary(BinaryOp::Div, acc_ref, convert(index(count), acc_dtype));
     PrimBuilder::Indices out_idx;
     size_t k = 0;
     for (size_t i = 0; i < rank; ++i) {

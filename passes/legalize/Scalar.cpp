@@ -194,10 +194,6 @@ PrimExpr intrinsic(const std::string& name, std::vector<PrimExpr> args) {
   return ir::Intrinsic::make(d, name, std::move(args));
 }
 
-PrimExpr logical_not(PrimExpr v) {
-  return ir::Intrinsic::make(DType::Bool, "logical_not", {std::move(v)});
-}
-
 PrimExpr is_nan(PrimExpr v) {
   return binary(ir::BinaryOp::NE, v, v);
 }
