@@ -5,6 +5,7 @@
 
 #include "ir/Printer.h"
 #include "ir/LibraryRoutine.h"
+#include "ir/OpRegistry.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
@@ -196,9 +197,10 @@ private:
 
   std::optional<std::vector<int>> lower_call(const ir::Call& call, const ir::Type& type,
                                              const std::string& name) {
+    const bool view = ir::is_view_op(call.callee); // an alias of its operand, no copy
     std::vector<int> args;
     for (const ir::Expr& a : call.args) {
-      if (call.callee == "reshape" && !args.empty()) break; // the target shape is in the type
+      if (view && !args.empty()) break; // a view's shape operand is in its type
       auto ids = buffers_of(a);
       if (!ids || ids->size() != 1) {
         if (ids) fail(a->loc, "a tuple is passed where a tensor is expected");
@@ -206,8 +208,8 @@ private:
       }
       args.push_back((*ids)[0]);
     }
-    if (call.callee == "reshape") {
-      if (!type.is_tensor() || args.size() != 1) return fail(call.loc, "malformed reshape");
+    if (view) {
+      if (!type.is_tensor() || args.size() != 1) return fail(call.loc, "malformed " + call.callee);
       HostBuffer b;
       b.name = name;
       b.dtype = type.dtype;
