@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backends/reference/Value.h"
+#include "support/FloorDiv.h"
 
 namespace dsc::reference {
 
@@ -86,14 +87,6 @@ std::optional<DType> unify(const std::string& op, const Value& a, const Value& b
   return a.dtype;
 }
 
-int64_t floordiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return a == INT64_MIN ? a : -a;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
 int64_t ipow(int64_t base, int64_t e) {
   if (e < 0) return base == 1 ? 1 : (base == -1 ? (e % 2 ? -1 : 1) : 0);
   uint64_t r = 1, b = static_cast<uint64_t>(base);
@@ -129,7 +122,7 @@ int64_t ibinary(const std::string& op, int64_t a, int64_t b) {
   if (op == "add") return static_cast<int64_t>(u(a) + u(b));
   if (op == "sub") return static_cast<int64_t>(u(a) - u(b));
   if (op == "mul") return static_cast<int64_t>(u(a) * u(b));
-  if (op == "div") return floordiv(a, b);
+  if (op == "div") return floor_div(a, b);
   if (op == "pow") return ipow(a, b);
   if (op == "maximum") return std::max(a, b);
   if (op == "minimum") return std::min(a, b);
