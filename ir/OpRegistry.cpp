@@ -192,10 +192,7 @@ bool check_kind(const OpDef& op, const ParamSpec& p, Expr& value, Type& type, So
     if (!s) return fail();
     if (!parse_dtype(s->value)) {
       Diagnostic& d = error(loc, std::string(op.name) + ": unknown dtype '" + s->value + "'");
-      std::vector<std::string> names;
-      for (int i = 0; i <= static_cast<int>(DType::F64); ++i)
-        names.push_back(dtype_name(static_cast<DType>(i)));
-      suggest(d, s->value, names, loc);
+      suggest(d, s->value, dtype_names(), loc);
       return false;
     }
     type = Type::unknown();

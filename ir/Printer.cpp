@@ -103,11 +103,10 @@ bool is_anonymous_symbol(const symbolic::Expr& e) {
 
 bool is_reserved_word(std::string_view name) {
   static const std::unordered_set<std::string_view> kReserved = {
-      "import", "fn",   "prim",   "extern",   "let",       "var",    "return", "if",    "else",
-      "for",    "in",   "where",  "parallel", "vectorize", "unroll", "alloc",  "local", "shared",
-      "global", "true", "false",  "bool",     "i8",        "i32",    "i64",    "f16",   "bf16",
-      "f32",    "f64",  "tensor", "int",      "float",     "str"};
-  return kReserved.count(name) != 0;
+      "import", "fn",   "prim",  "extern",   "let",       "var",    "return", "if",    "else",
+      "for",    "in",   "where", "parallel", "vectorize", "unroll", "alloc",  "local", "shared",
+      "global", "true", "false", "tensor",   "int",       "float",  "str"};
+  return kReserved.count(name) != 0 || parse_dtype(name).has_value();
 }
 
 // Makes `name` an identifier that is no keyword; the result is only ever used for printing.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "ir/Type.h"
+
 namespace dsc::lang {
 
 namespace {
@@ -281,7 +283,7 @@ void suggest_dtype(Diagnostic& d, std::string_view name) {
     d.notes.push_back({SourceLoc{}, std::string("did you mean '") + dtype + "'?"});
     return;
   }
-  suggest(d, name, {"bool", "i8", "i32", "i64", "f16", "bf16", "f32", "f64"});
+  suggest(d, name, ir::dtype_names());
 }
 
 } // namespace dsc::lang
