@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ir/ops/OpUtil.h"
+#include "support/Suggest.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
@@ -222,11 +223,7 @@ bool check_kind(const OpDef& op, const ParamSpec& p, Expr& value, Type& type, So
     if (!s) return fail();
     if (!parse_dtype(s->value)) {
       Diagnostic& d = error(loc, std::string(op.name) + ": unknown dtype '" + s->value + "'");
-      std::vector<std::string> names;
-      for (int i = 0; i <= static_cast<int>(DType::F64); ++i)
-        names.push_back(dtype_name(static_cast<DType>(i)));
-      std::string best = closest_name(s->value, names);
-      if (!best.empty()) d.notes.push_back({loc, "did you mean '" + best + "'?"});
+      suggest(d, s->value, dtype_names(), loc);
       return false;
     }
     type = Type::unknown();
@@ -275,8 +272,7 @@ std::optional<BoundArgs> bind_impl(const OpDef& op, const Call& call,
       std::vector<std::string> names;
       for (const ParamSpec& p : op.params)
         names.push_back(p.name);
-      std::string best = closest_name(kw.name, names);
-      if (!best.empty()) d.notes.push_back({loc, "did you mean '" + best + "'?"});
+      suggest(d, kw.name, names, loc);
       ok = false;
       continue;
     }
@@ -606,35 +602,6 @@ Type substitute(const Type& t, const std::map<std::string, sym::Expr>& subst) {
   for (Type& f : out.fields)
     f = substitute(f, subst);
   return out;
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j)
-    prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::string closest_name(std::string_view name, const std::vector<std::string>& candidates) {
-  size_t limit = std::max<size_t>(1, std::min<size_t>(3, name.size() / 3 + 1));
-  std::string best;
-  size_t best_d = limit + 1;
-  for (const std::string& c : candidates) {
-    size_t d = edit_distance(name, c);
-    if (d < best_d && d < std::max(name.size(), c.size())) {
-      best_d = d;
-      best = c;
-    }
-  }
-  return best_d <= limit ? best : "";
 }
 
 } // namespace dsc::ir

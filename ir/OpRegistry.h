@@ -185,9 +185,5 @@ std::string format_bindings(const symbolic::Bindings& bindings, const symbolic::
 symbolic::Expr substitute(const symbolic::Expr& e,
                           const std::map<std::string, symbolic::Expr>& subst);
 Type substitute(const Type& t, const std::map<std::string, symbolic::Expr>& subst);
-// Levenshtein distance, for "did you mean" notes.
-size_t edit_distance(std::string_view a, std::string_view b);
-// The candidate nearest to `name`, when near enough to suggest; empty otherwise.
-std::string closest_name(std::string_view name, const std::vector<std::string>& candidates);
 
 } // namespace dsc::ir

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "ir/Functor.h"
+#include "support/Precedence.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
@@ -15,31 +16,19 @@ namespace dsc::ir {
 
 namespace {
 
-// Binding strength, loosest first, as docs/language.md gives it for both graph and prim code.
-// kLowest is for `if` expressions, which only stand bare where a whole expression is expected.
-// The levels match symbolic::precedence(), which prints dims.
-enum Prec : int {
-  kLowest = 0,
-  kOr,
-  kAnd,
-  kCompare,
-  kAdditive,
-  kMultiplicative,
-  kUnary,
-  kAtom,
-};
+// Binding strength on the one scale of graph code, prim code and dims (symbolic::precedence()
+// gives a dim's).
+using enum dsc::precedence::Level;
 
+// The ops that graph code spells as infix operators; their levels come from the shared table.
 struct InfixOp {
   std::string_view callee;
   const char* text;
-  int prec;
 };
 constexpr InfixOp kInfixOps[] = {
-    {"add", "+", kAdditive},       {"sub", "-", kAdditive},       {"mul", "*", kMultiplicative},
-    {"div", "/", kMultiplicative}, {"mod", "%", kMultiplicative}, {"eq", "==", kCompare},
-    {"ne", "!=", kCompare},        {"lt", "<", kCompare},         {"le", "<=", kCompare},
-    {"gt", ">", kCompare},         {"ge", ">=", kCompare},        {"logical_and", "&&", kAnd},
-    {"logical_or", "||", kOr},
+    {"add", "+"}, {"sub", "-"},          {"mul", "*"},         {"div", "/"}, {"mod", "%"},
+    {"eq", "=="}, {"ne", "!="},          {"lt", "<"},          {"le", "<="}, {"gt", ">"},
+    {"ge", ">="}, {"logical_and", "&&"}, {"logical_or", "||"},
 };
 
 const InfixOp* infix_op(const Call& call) {
@@ -114,11 +103,10 @@ bool is_anonymous_symbol(const symbolic::Expr& e) {
 
 bool is_reserved_word(std::string_view name) {
   static const std::unordered_set<std::string_view> kReserved = {
-      "import", "fn",   "prim",   "extern",   "let",       "var",    "return", "if",    "else",
-      "for",    "in",   "where",  "parallel", "vectorize", "unroll", "alloc",  "local", "shared",
-      "global", "true", "false",  "bool",     "i8",        "i32",    "i64",    "f16",   "bf16",
-      "f32",    "f64",  "tensor", "int",      "float",     "str"};
-  return kReserved.count(name) != 0;
+      "import", "fn",   "prim",  "extern",   "let",       "var",    "return", "if",    "else",
+      "for",    "in",   "where", "parallel", "vectorize", "unroll", "alloc",  "local", "shared",
+      "global", "true", "false", "tensor",   "int",       "float",  "str"};
+  return kReserved.count(name) != 0 || parse_dtype(name).has_value();
 }
 
 // Makes `name` an identifier that is no keyword; the result is only ever used for printing.
@@ -384,7 +372,7 @@ private:
     }
     case NodeKind::Call: {
       const Call* c = e.as<Call>();
-      if (const InfixOp* op = infix_op(*c)) return op->prec;
+      if (const InfixOp* op = infix_op(*c)) return precedence::infix_level(op->text);
       if (prefix_op(*c)) return kUnary;
       return kAtom;
     }
@@ -406,13 +394,14 @@ private:
   void call(const Call& c, int indent) {
     if (const InfixOp* op = infix_op(c)) {
       // Infix operators associate to the left; comparisons do not nest without parentheses.
-      expr(c.args[0], op->prec == kCompare ? op->prec + 1 : op->prec, indent);
+      const int prec = precedence::infix_level(op->text);
+      expr(c.args[0], prec == kCompare ? prec + 1 : prec, indent);
       out_ += " ";
       out_ += op->text;
       out_ += " ";
       size_t start = out_.size();
-      expr(c.args[1], op->prec + 1, indent);
-      if (op->prec >= kAdditive) parenthesize_leading_minus(out_, start);
+      expr(c.args[1], prec + 1, indent);
+      if (prec >= kAdditive) parenthesize_leading_minus(out_, start);
       return;
     }
     if (const char* op = prefix_op(c)) {
@@ -528,31 +517,9 @@ private:
 
 // ---------------------------------------------------------------- prim level
 
+// By the operator's spelling; min and max print as calls, which are atoms.
 int binary_precedence(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Add:
-  case BinaryOp::Sub:
-    return kAdditive;
-  case BinaryOp::Mul:
-  case BinaryOp::Div:
-  case BinaryOp::Mod:
-    return kMultiplicative;
-  case BinaryOp::Min:
-  case BinaryOp::Max:
-    return kAtom;
-  case BinaryOp::EQ:
-  case BinaryOp::NE:
-  case BinaryOp::LT:
-  case BinaryOp::LE:
-  case BinaryOp::GT:
-  case BinaryOp::GE:
-    return kCompare;
-  case BinaryOp::And:
-    return kAnd;
-  case BinaryOp::Or:
-    return kOr;
-  }
-  return kAtom;
+  return precedence::infix_level(binary_op_name(op));
 }
 
 class PrimPrinter {

@@ -8,35 +8,48 @@ namespace dsc::ir {
 
 namespace {
 struct DTypeInfo {
-  DType dtype;
   const char* name;
   int bits;
+  bool is_float;
+  bool is_int;
 };
+// Indexed by the enumerator: both come from the same table in the same order.
 constexpr DTypeInfo kDTypes[] = {
-    {DType::Bool, "bool", 8}, {DType::I8, "i8", 8},    {DType::I32, "i32", 32},
-    {DType::I64, "i64", 64},  {DType::F16, "f16", 16}, {DType::BF16, "bf16", 16},
-    {DType::F32, "f32", 32},  {DType::F64, "f64", 64},
+#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
+  {name, bits, is_float, is_int},
+#include "ir/DTypes.def"
 };
+
+const DTypeInfo& info(DType d) {
+  return kDTypes[static_cast<size_t>(d)];
+}
 } // namespace
 
 const char* dtype_name(DType d) {
-  return kDTypes[static_cast<int>(d)].name;
+  return info(d).name;
 }
 int dtype_bits(DType d) {
-  return kDTypes[static_cast<int>(d)].bits;
+  return info(d).bits;
 }
 
 std::optional<DType> parse_dtype(std::string_view name) {
-  for (const DTypeInfo& info : kDTypes)
-    if (name == info.name) return info.dtype;
+  for (DType d : kAllDTypes)
+    if (name == info(d).name) return d;
   return std::nullopt;
 }
 
+std::vector<std::string> dtype_names() {
+  std::vector<std::string> names;
+  for (DType d : kAllDTypes)
+    names.push_back(info(d).name);
+  return names;
+}
+
 bool is_float(DType d) {
-  return d == DType::F16 || d == DType::BF16 || d == DType::F32 || d == DType::F64;
+  return info(d).is_float;
 }
 bool is_int(DType d) {
-  return d == DType::I8 || d == DType::I32 || d == DType::I64;
+  return info(d).is_int;
 }
 
 Type Type::tensor(DType dtype, std::vector<symbolic::Expr> shape) {

@@ -18,11 +18,23 @@
 
 namespace dsc::ir {
 
-enum class DType : uint8_t { Bool, I8, I32, I64, F16, BF16, F32, F64 };
+// The element types, from the one dtype table (ir/DTypes.def).
+enum class DType : uint8_t {
+#define DSC_DTYPE(Enum, ...) Enum,
+#include "ir/DTypes.def"
+};
+
+// Every dtype in the table's order, for lists of names and lookups by another key.
+inline constexpr DType kAllDTypes[] = {
+#define DSC_DTYPE(Enum, ...) DType::Enum,
+#include "ir/DTypes.def"
+};
 
 const char* dtype_name(DType d); // "f32"
 std::optional<DType> parse_dtype(std::string_view name);
-int dtype_bits(DType d);
+// The names of all dtypes, for "did you mean" notes and keyword lists.
+std::vector<std::string> dtype_names();
+int dtype_bits(DType d); // in memory: bool is 8
 bool is_float(DType d);
 bool is_int(DType d); // the signed integer dtypes, not bool
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "ir/Type.h"
+
 namespace dsc::lang {
 
 namespace {
@@ -265,51 +267,6 @@ std::string anonymous_symbol_name(int index) {
   return "_d" + std::to_string(index);
 }
 
-namespace {
-
-// Optimal string alignment distance: insertions, deletions, substitutions and transpositions
-// of neighbours (`mxa` is one edit from `max`).
-size_t edit_distance(std::string_view a, std::string_view b) {
-  size_t n = a.size(), m = b.size();
-  std::vector<size_t> prev2(m + 1), prev(m + 1), row(m + 1);
-  for (size_t j = 0; j <= m; ++j)
-    prev[j] = j;
-  for (size_t i = 1; i <= n; ++i) {
-    row[0] = i;
-    for (size_t j = 1; j <= m; ++j) {
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        row[j] = std::min(row[j], prev2[j - 2] + 1);
-    }
-    std::swap(prev2, prev);
-    std::swap(prev, row);
-  }
-  return prev[m];
-}
-
-} // namespace
-
-std::string closest_name(std::string_view name, const std::vector<std::string>& candidates) {
-  // A third of the name may be wrong (at least one character), but never all of it.
-  size_t limit = std::max<size_t>(1, name.size() / 3);
-  std::string best;
-  size_t best_distance = limit + 1;
-  for (const std::string& c : candidates) {
-    if (c == name || c.empty()) continue;
-    // Names far apart in length cannot be close; skip them before the quadratic work.
-    size_t diff = c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
-    if (diff > limit) continue;
-    size_t d = edit_distance(name, c);
-    if (d >= name.size() || d >= c.size()) continue;
-    if (d < best_distance || (d == best_distance && c < best)) {
-      best = c;
-      best_distance = d;
-    }
-  }
-  return best_distance <= limit ? best : std::string();
-}
-
 const char* dtype_alias(std::string_view name) {
   // The spellings of other frameworks map to ours.
   static const std::pair<const char*, const char*> kAliases[] = {
@@ -326,12 +283,7 @@ void suggest_dtype(Diagnostic& d, std::string_view name) {
     d.notes.push_back({SourceLoc{}, std::string("did you mean '") + dtype + "'?"});
     return;
   }
-  suggest(d, name, {"bool", "i8", "i32", "i64", "f16", "bf16", "f32", "f64"});
-}
-
-void suggest(Diagnostic& d, std::string_view name, const std::vector<std::string>& candidates) {
-  std::string best = closest_name(name, candidates);
-  if (!best.empty()) d.notes.push_back({SourceLoc{}, "did you mean '" + best + "'?"});
+  suggest(d, name, ir::dtype_names());
 }
 
 } // namespace dsc::lang

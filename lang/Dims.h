@@ -10,6 +10,7 @@
 
 #include "lang/Ast.h"
 #include "support/Diagnostics.h"
+#include "support/Suggest.h" // closest_name and suggest, for the resolvers
 #include "symbolic/Expr.h"
 
 namespace dsc::lang {
@@ -39,12 +40,6 @@ bool is_symbol_name(std::string_view name);
 // `_d0`, `_d17`: the names `?` dims get.
 bool is_anonymous_symbol_name(std::string_view name);
 std::string anonymous_symbol_name(int index);
-
-// The candidate closest to `name` by edit distance, when it is close enough to be a likely
-// typo; empty otherwise.
-std::string closest_name(std::string_view name, const std::vector<std::string>& candidates);
-// Adds "did you mean 'x'?" to `d` when a candidate is close.
-void suggest(Diagnostic& d, std::string_view name, const std::vector<std::string>& candidates);
 
 // Our dtype for another framework's spelling of it ("float32" -> "f32"), or null.
 const char* dtype_alias(std::string_view name);

@@ -246,6 +246,8 @@ ExprPtr compare(ParseDriver& drv, Op op, const ast::Span& at, ExprPtr a, ExprPtr
 %nterm <ast::Arg> arg
 
 // Loosest first. Comparisons chain (make_compare), so left association is what builds a chain.
+// The %left levels restate support/Precedence.h, which the printers read; PrecedenceTest checks
+// that the two agree.
 //
 // LET_VALUE: in an if-branch a complete `let` value may be followed by the branch's result,
 // and a result may begin with `(`, `[` or `-`. The longer reading (a call, an index, a

@@ -13,11 +13,11 @@ namespace {
 
 using ir::Type;
 
-const char* const kTypeNames[] = {"bool", "i8",  "i32",    "i64", "f16",   "bf16",
-                                  "f32",  "f64", "tensor", "int", "float", "str"};
-
 std::vector<std::string> type_names() {
-  return std::vector<std::string>(std::begin(kTypeNames), std::end(kTypeNames));
+  std::vector<std::string> names = ir::dtype_names();
+  for (const char* name : {"tensor", "int", "float", "str"})
+    names.push_back(name);
+  return names;
 }
 
 const char* callee_of(ast::Op op) {

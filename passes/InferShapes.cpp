@@ -6,6 +6,7 @@
 
 #include "ir/OpRegistry.h"
 #include "passes/IRUtil.h"
+#include "support/Suggest.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
@@ -667,8 +668,7 @@ void BodyInferrer::unknown_callee(const Call& call) {
     return;
   }
   Diagnostic& d = error(call.loc, "unknown op '" + call.callee + "'");
-  std::string best = closest_name(call.callee, names);
-  if (!best.empty()) d.notes.push_back({call.loc, "did you mean '" + best + "'?"});
+  suggest(d, call.callee, names, call.loc);
 }
 
 std::optional<std::vector<std::pair<Expr, SourceLoc>>>
@@ -695,8 +695,7 @@ BodyInferrer::bind_call_args(const Call& call, const std::string& name,
       for (const VarRef& p : params)
         names.push_back(p->name);
       Diagnostic& d = error(loc, name + " has no parameter '" + k.name + "'");
-      std::string best = closest_name(k.name, names);
-      if (!best.empty()) d.notes.push_back({loc, "did you mean '" + best + "'?"});
+      suggest(d, k.name, names, loc);
       ok = false;
     } else if (out[i].first.defined()) {
       error(loc, name + ": argument '" + k.name + "' given twice");

@@ -19,14 +19,16 @@ struct Descr {
   DLDataType type;
 };
 
+// From the dtype table; a dtype without a descr (bf16) cannot be stored as .npy.
 const Descr kDescrs[] = {
-    {"<f2", dl_float(16)}, {"<f4", dl_float(32)}, {"<f8", dl_float(64)}, {"|i1", dl_int(8)},
-    {"<i4", dl_int(32)},   {"<i8", dl_int(64)},   {"|b1", dl_bool()},
+#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
+  {npy, {dl_code, bits, 1}},
+#include "ir/DTypes.def"
 };
 
 const char* descr_of(DLDataType d) {
   for (const Descr& e : kDescrs)
-    if (same_dtype(e.type, d)) return e.descr;
+    if (e.descr && same_dtype(e.type, d)) return e.descr;
   return nullptr;
 }
 
@@ -239,6 +241,7 @@ std::optional<Tensor> read_npy_bytes(std::string_view bytes, std::string* error)
   const std::string& descr = parser.descr;
   const Descr* found = nullptr;
   for (const Descr& e : kDescrs) {
+    if (!e.descr) continue;
     if (descr == e.descr) found = &e;
     // One-byte types have no byte order; accept '<' as well as numpy's '|'.
     if (descr.size() == 3 && descr[0] == '<' && e.descr[0] == '|' && descr.substr(1) == e.descr + 1)

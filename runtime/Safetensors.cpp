@@ -24,8 +24,9 @@ struct NamedType {
 };
 
 const NamedType kTypes[] = {
-    {"F16", dl_float(16)}, {"BF16", dl_bfloat16()}, {"F32", dl_float(32)}, {"F64", dl_float(64)},
-    {"I8", dl_int(8)},     {"I32", dl_int(32)},     {"I64", dl_int(64)},   {"BOOL", dl_bool()},
+#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
+  {safetensors, {dl_code, bits, 1}},
+#include "ir/DTypes.def"
 };
 
 const char* name_of(DLDataType d) {
@@ -75,9 +76,13 @@ std::optional<Entry> parse_entry(const std::string& name, const json& v, std::st
   const NamedType* found = nullptr;
   for (const NamedType& n : kTypes)
     if (dname == n.name) found = &n;
-  if (!found)
-    return fail<Entry>(error, where + "unsupported dtype '" + dname +
-                                  "' (supported: F32 F64 F16 BF16 I8 I32 I64 BOOL)");
+  if (!found) {
+    std::string supported;
+    for (const NamedType& n : kTypes)
+      supported += (supported.empty() ? "" : " ") + std::string(n.name);
+    return fail<Entry>(error,
+                       where + "unsupported dtype '" + dname + "' (supported: " + supported + ")");
+  }
   e.dtype = found->type;
   if (!shape->is_array()) return fail<Entry>(error, where + "'shape' is not an array");
   // Bound the product of the nonzero dims so that neither this nor Tensor::numel overflows.

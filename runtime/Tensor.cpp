@@ -21,10 +21,11 @@ struct NamedType {
   const char* name;
   DLDataType type;
 };
+// The runtime does not link the compiler, so it expands the dtype table itself.
 const NamedType kNamed[] = {
-    {"bool", dl_bool()},        {"i8", {kDLInt, 8, 1}},     {"i32", {kDLInt, 32, 1}},
-    {"i64", {kDLInt, 64, 1}},   {"f16", {kDLFloat, 16, 1}}, {"bf16", {kDLBfloat, 16, 1}},
-    {"f32", {kDLFloat, 32, 1}}, {"f64", {kDLFloat, 64, 1}},
+#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
+  {name, {dl_code, bits, 1}},
+#include "ir/DTypes.def"
 };
 } // namespace
 

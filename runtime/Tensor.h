@@ -14,9 +14,8 @@
 
 namespace dsc::runtime {
 
-// The element types dsc uses, as DLPack codes. DLPack 0.6 (Debian 12's libdlpack-dev) has no
-// kDLBool: dsc's bool is a byte holding 0 or 1, exchanged as uint8, which dsc otherwise never
-// uses.
+// Shorthands for the element types dsc uses, as DLPack types; the dtype table (ir/DTypes.def)
+// is the list of them, and says why bool is exchanged as uint8.
 constexpr DLDataType dl_bool() {
   return DLDataType{kDLUInt, 8, 1};
 }
@@ -31,7 +30,7 @@ constexpr DLDataType dl_bfloat16() {
 }
 bool same_dtype(DLDataType a, DLDataType b);
 size_t dtype_bytes(DLDataType d);
-// "f32", "i64", "bool", "bf16"; "?" for types dsc does not use.
+// The table's name, "f32", "i64", "bool", "bf16"; "?" for types dsc does not use.
 std::string dtype_name(DLDataType d);
 // The inverse of dtype_name; false for an unknown name.
 bool parse_dtype_name(const std::string& name, DLDataType* out);

@@ -4,25 +4,11 @@
 #include <unordered_set>
 #include <vector>
 
+#include "support/FloorDiv.h"
+
 namespace dsc::symbolic {
 
 namespace {
-
-// Python-style floor division; the caller has ruled out b == 0 and INT64_MIN / -1.
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-// The remainder takes the sign of the divisor. b == -1 is answered directly because INT64_MIN % -1
-// is undefined behaviour in C++ even though the result is 0.
-int64_t floor_mod(int64_t a, int64_t b) {
-  if (b == -1) return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
 
 bool lookup(const Bindings& bindings, const Sym* sym, int64_t& out) {
   auto it = bindings.find(sym->name);
@@ -75,15 +61,12 @@ template <typename Env> bool eval_node(const ExprNode* n, const Env& bindings, i
   case ExprKind::Mul:
     return !__builtin_mul_overflow(a, b, &out);
   case ExprKind::FloorDiv:
-    if (b == 0) {
-      out = 0;
-      return true;
-    }
+    // Evaluation reports overflow instead of wrapping, as for Add, Sub and Mul.
     if (a == std::numeric_limits<int64_t>::min() && b == -1) return false;
     out = floor_div(a, b);
     return true;
   case ExprKind::FloorMod:
-    out = b == 0 ? a : floor_mod(a, b);
+    out = floor_mod(a, b);
     return true;
   case ExprKind::Min:
     out = a < b ? a : b;

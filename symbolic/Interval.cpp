@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "support/FloorDiv.h"
 #include "support/Int128.h"
 
 namespace dsc::symbolic {
@@ -37,13 +38,6 @@ int64_t mul_end(int64_t a, int64_t b) {
   return sat(static_cast<i128>(a) * b);
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  // b != 0, neither is infinite, and not (min / -1).
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
 // a / b for one end each, where b is finite and nonzero and a may be infinite.
 int64_t div_end(int64_t a, int64_t b) {
   if (is_inf(a)) return sign(a) * sign(b) > 0 ? kPosInf : kNegInf;
@@ -54,11 +48,6 @@ int64_t div_end(int64_t a, int64_t b) {
 int64_t gcd64(int64_t a, int64_t b) {
   // Works on magnitudes; callers keep values well away from INT64_MIN.
   return std::gcd(a < 0 ? -a : a, b < 0 ? -b : b);
-}
-
-int64_t pos_mod(int64_t a, int64_t m) {
-  int64_t r = a % m;
-  return r < 0 ? r + m : r;
 }
 
 } // namespace
@@ -208,7 +197,7 @@ ModRem combine(ModRem a, ModRem b) {
   if (lcm > kModulusLimit || lcm / big > 4096) return big_one;
   for (int64_t k = 0; k < lcm / big; ++k) {
     int64_t v = big_one.remainder + k * big;
-    if (pos_mod(v, small_one.modulus) == small_one.remainder) return {lcm, v};
+    if (floor_mod(v, small_one.modulus) == small_one.remainder) return {lcm, v};
   }
   return big_one; // inconsistent; the caller detects contradictions elsewhere
 }

@@ -6,9 +6,13 @@
 #include <string>
 #include <string_view>
 
+#include "support/Precedence.h"
+
 namespace dsc::symbolic {
 
 namespace {
+
+using enum dsc::precedence::Level;
 
 // At most this many levels of nodes from the root to a leaf. The limit is on the tree rather
 // than on the text so that it means the same for an input and for its printed form, which may
@@ -101,7 +105,7 @@ public:
 
   ParseResult parse_whole() {
     ParseResult result;
-    Parsed e = parse_or();
+    Parsed e = parse_binary(kOr);
     if (e.ok() && tok_.kind != Tok::End) {
       if (tok_.kind == Tok::RParen) {
         fail(tok_, "unmatched ')'");
@@ -255,30 +259,47 @@ private:
 
   // ---- Grammar, loosest first ----
 
-  Parsed parse_or() {
-    Parsed lhs = parse_and();
-    while (lhs.ok() && tok_.kind == Tok::OrOr) {
+  // One level of left-associative binary operators of the shared table (support/Precedence.h),
+  // over operands of the next tighter level. Comparisons chain, so their level is parsed apart.
+  Parsed parse_binary(int level) {
+    if (level == kCompare) return parse_comparison();
+    if (level > kMultiplicative) return parse_unary();
+    Parsed lhs = parse_binary(level + 1);
+    while (lhs.ok() && tok_.kind != Tok::Error &&
+           precedence::infix_level(spelling(tok_)) == level) {
       Token op = tok_;
       advance();
-      Parsed rhs = parse_and();
+      Parsed rhs = parse_binary(level + 1);
       if (!rhs.ok()) return rhs;
-      if (!check_bool("||", lhs, "left") || !check_bool("||", rhs, "right")) return Parsed();
-      lhs = join(Or::make(lhs.expr, rhs.expr), lhs, rhs, op);
+      // `&&` and `||` join predicates; the arithmetic operators take integers.
+      const bool logical = level <= kAnd;
+      auto check = [&](const Parsed& x, const char* side) {
+        return logical ? check_bool(spelling(op), x, side) : check_int(spelling(op), x, side);
+      };
+      if (!check(lhs, "left") || !check(rhs, "right")) return Parsed();
+      lhs = join(make_binary(op.kind, lhs.expr, rhs.expr), lhs, rhs, op);
     }
     return lhs;
   }
 
-  Parsed parse_and() {
-    Parsed lhs = parse_comparison();
-    while (lhs.ok() && tok_.kind == Tok::AndAnd) {
-      Token op = tok_;
-      advance();
-      Parsed rhs = parse_comparison();
-      if (!rhs.ok()) return rhs;
-      if (!check_bool("&&", lhs, "left") || !check_bool("&&", rhs, "right")) return Parsed();
-      lhs = join(And::make(lhs.expr, rhs.expr), lhs, rhs, op);
+  static Expr make_binary(Tok k, const Expr& a, const Expr& b) {
+    switch (k) {
+    case Tok::OrOr:
+      return Or::make(a, b);
+    case Tok::AndAnd:
+      return And::make(a, b);
+    case Tok::Plus:
+      return Add::make(a, b);
+    case Tok::Minus:
+      return Sub::make(a, b);
+    case Tok::Star:
+      return Mul::make(a, b);
+    case Tok::Slash:
+      return FloorDiv::make(a, b);
+    default:
+      internal_assert(k == Tok::Percent) << "not a binary operator token";
+      return FloorMod::make(a, b);
     }
-    return lhs;
   }
 
   static bool is_comparison(Tok k) {
@@ -300,12 +321,12 @@ private:
   // `a < b <= c` chains like Python: each link shares its operands with its neighbours, and the
   // links are joined with `&&`.
   Parsed parse_comparison() {
-    Parsed lhs = parse_additive();
+    Parsed lhs = parse_binary(kAdditive);
     Parsed chain;
     while (lhs.ok() && is_comparison(tok_.kind)) {
       Token op = tok_;
       advance();
-      Parsed rhs = parse_additive();
+      Parsed rhs = parse_binary(kAdditive);
       if (!rhs.ok()) return rhs;
       if (!check_int(spelling(op), lhs, "left") || !check_int(spelling(op), rhs, "right")) {
         return Parsed();
@@ -319,43 +340,8 @@ private:
     return chain.ok() ? chain : lhs;
   }
 
-  Parsed parse_additive() {
-    Parsed lhs = parse_multiplicative();
-    while (lhs.ok() && (tok_.kind == Tok::Plus || tok_.kind == Tok::Minus)) {
-      Token op = tok_;
-      advance();
-      Parsed rhs = parse_multiplicative();
-      if (!rhs.ok()) return rhs;
-      if (!check_int(spelling(op), lhs, "left") || !check_int(spelling(op), rhs, "right")) {
-        return Parsed();
-      }
-      Expr e = op.kind == Tok::Plus ? Add::make(lhs.expr, rhs.expr) : Sub::make(lhs.expr, rhs.expr);
-      lhs = join(std::move(e), lhs, rhs, op);
-    }
-    return lhs;
-  }
-
-  Parsed parse_multiplicative() {
-    Parsed lhs = parse_unary();
-    while (lhs.ok() &&
-           (tok_.kind == Tok::Star || tok_.kind == Tok::Slash || tok_.kind == Tok::Percent)) {
-      Token op = tok_;
-      advance();
-      Parsed rhs = parse_unary();
-      if (!rhs.ok()) return rhs;
-      if (!check_int(spelling(op), lhs, "left") || !check_int(spelling(op), rhs, "right")) {
-        return Parsed();
-      }
-      Expr e = op.kind == Tok::Star    ? Mul::make(lhs.expr, rhs.expr)
-               : op.kind == Tok::Slash ? FloorDiv::make(lhs.expr, rhs.expr)
-                                       : FloorMod::make(lhs.expr, rhs.expr);
-      lhs = join(std::move(e), lhs, rhs, op);
-    }
-    return lhs;
-  }
-
   // Every level of recursion passes through here: parentheses and function arguments restart at
-  // parse_or, and prefix operators recurse. So this is where the recursion is bounded.
+  // parse_binary(kOr), and prefix operators recurse. So this is where the recursion is bounded.
   Parsed parse_unary() {
     if (recursion_ >= kMaxRecursion) return fail(tok_, too_deep_message());
     ++recursion_;
@@ -417,7 +403,7 @@ private:
     if (tok_.kind != Tok::LParen) return fail_expected("an expression");
     size_t start = tok_.offset;
     advance();
-    Parsed e = parse_or();
+    Parsed e = parse_binary(kOr);
     if (!e.ok()) return e;
     if (tok_.kind != Tok::RParen) return fail_expected("')'");
     advance();
@@ -447,7 +433,7 @@ private:
     int count = 0;
     if (tok_.kind != Tok::RParen) {
       while (true) {
-        Parsed arg = parse_or();
+        Parsed arg = parse_binary(kOr);
         if (!arg.ok()) return arg;
         if (count < 2) args[count] = std::move(arg);
         ++count;

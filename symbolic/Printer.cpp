@@ -2,21 +2,15 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
+
+#include "support/Precedence.h"
 
 namespace dsc::symbolic {
 
 namespace {
 
-// Binding strength, loosest first; it mirrors the levels of the recursive-descent parser.
-enum Prec : int {
-  kOr = 1,
-  kAnd,
-  kCompare,
-  kAdditive,
-  kMultiplicative,
-  kUnary,
-  kAtom,
-};
+using enum dsc::precedence::Level;
 
 bool is_negation(const Expr& e) {
   const Mul* mul = e.as<Mul>();
@@ -26,12 +20,13 @@ bool is_negation(const Expr& e) {
 }
 
 
-const char* infix_operator(ExprKind kind) {
+// The spelling of a binary node's operator; empty for the other kinds.
+std::string_view infix_operator(ExprKind kind) {
   switch (kind) {
   case ExprKind::Add:
-    return " + ";
+    return "+";
   case ExprKind::Sub:
-    return " - ";
+    return "-";
   case ExprKind::Mul:
     return "*";
   case ExprKind::FloorDiv:
@@ -39,19 +34,19 @@ const char* infix_operator(ExprKind kind) {
   case ExprKind::FloorMod:
     return "%";
   case ExprKind::EQ:
-    return " == ";
+    return "==";
   case ExprKind::NE:
-    return " != ";
+    return "!=";
   case ExprKind::LT:
-    return " < ";
+    return "<";
   case ExprKind::LE:
-    return " <= ";
+    return "<=";
   case ExprKind::And:
-    return " && ";
+    return "&&";
   case ExprKind::Or:
-    return " || ";
+    return "||";
   default:
-    return nullptr;
+    return {};
   }
 }
 
@@ -105,7 +100,11 @@ public:
     // Every infix operator associates to the left, so a right operand of the same precedence needs
     // parentheses; comparisons do not nest at all, since a nested one would chain.
     print(bin->a, prec == kCompare ? prec + 1 : prec);
+    // Products are written tight (`2*S + 1`), so that the sums they sit in read at a glance.
+    const bool spaced = prec != kMultiplicative;
+    if (spaced) out_ += ' ';
     out_ += infix_operator(e.kind());
+    if (spaced) out_ += ' ';
     if (prec >= kAdditive) {
       print_after_operator(bin->b, prec + 1);
     } else {
@@ -147,32 +146,14 @@ int precedence(const Expr& e) {
   switch (e.kind()) {
   case ExprKind::Const:
     return e.as<Const>()->value < 0 ? kUnary : kAtom;
-  case ExprKind::Sym:
-  case ExprKind::BoolConst:
-  case ExprKind::Min:
-  case ExprKind::Max:
-    return kAtom;
   case ExprKind::Not:
     return kUnary;
   case ExprKind::Mul:
     return is_negation(e) ? kUnary : kMultiplicative;
-  case ExprKind::FloorDiv:
-  case ExprKind::FloorMod:
-    return kMultiplicative;
-  case ExprKind::Add:
-  case ExprKind::Sub:
-    return kAdditive;
-  case ExprKind::EQ:
-  case ExprKind::NE:
-  case ExprKind::LT:
-  case ExprKind::LE:
-    return kCompare;
-  case ExprKind::And:
-    return kAnd;
-  case ExprKind::Or:
-    return kOr;
+  default:
+    // Binary nodes by their operator; leaves, min and max are atoms.
+    return dsc::precedence::infix_level(infix_operator(e.kind()));
   }
-  return kAtom;
 }
 
 std::string to_string(const Expr& e) {

@@ -15,9 +15,8 @@ namespace dsc::symbolic {
 
 std::string to_string(const Expr& e);
 
-// How tightly e's printed form binds, loosest first: 1 `||`, 2 `&&`, 3 comparisons, 4 `+ -`,
-// 5 `* / %`, 6 unary minus, 7 atoms. The IR printer uses the same scale to decide when a dim
-// inside one of its expressions needs parentheses.
+// How tightly e's printed form binds, on the scale of support/Precedence.h. The IR printer
+// reads it to decide when a dim inside one of its expressions needs parentheses.
 int precedence(const Expr& e);
 std::ostream& operator<<(std::ostream& os, const Expr& e);
 

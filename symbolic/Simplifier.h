@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/FloorDiv.h" // the rule files fold constants with it
 #include "symbolic/Bounds.h"
 #include "symbolic/Expr.h"
 #include "symbolic/Facts.h"
@@ -109,9 +110,7 @@ void report_logic_rules(RuleReport& out);
 
 // Shared helpers for the rule files.
 bool is_const(const Polynomial& p, int64_t* value);
-int64_t floor_div_int(int64_t a, int64_t b); // b > 0
 // The gcd of c and every coefficient and the constant of p (1 when the constant is INT64_MIN).
 int64_t common_factor(const Polynomial& p, int64_t c);
-int64_t floor_mod_int(int64_t a, int64_t b); // b > 0
 
 } // namespace dsc::symbolic

@@ -13,20 +13,10 @@ bool is_const(const Polynomial& p, int64_t* value) {
   return true;
 }
 
-int64_t floor_div_int(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
 int64_t common_factor(const Polynomial& p, int64_t c) {
   int64_t k = p.constant_term();
   if (k == std::numeric_limits<int64_t>::min()) return 1;
   return std::gcd(std::gcd(p.content(), c), k < 0 ? -k : k);
-}
-
-int64_t floor_mod_int(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  return r < 0 ? r + b : r;
 }
 
 namespace {

@@ -232,7 +232,7 @@ const Rule<Ops> kCompareRules[] = {
        int64_t c = ops.d.constant_term();
        Polynomial d = is_equality(ops) ? ops.d.divided_exactly(g)
                                        : ops.d.without_constant().divided_exactly(g) +
-                                             Polynomial::constant(floor_div_int(c, g));
+                                             Polynomial::constant(floor_div(c, g));
        return simplify_compare(s, Ops{ops.kind, d});
      }},
     {"x == 0 -> false when 0 is outside x's bounds",

@@ -17,8 +17,8 @@ bool divisor(const Ops& ops, int64_t* c) { return is_const(ops.pb, c); }
 // Splits p into c*q + rest where q collects every term whose coefficient c divides and the
 // floor of the constant's quotient; rest keeps the other terms and a constant in [0, c).
 void split_multiples(const Polynomial& p, int64_t c, Polynomial* q, Polynomial* rest) {
-  *q = Polynomial::constant(floor_div_int(p.constant_term(), c));
-  *rest = Polynomial::constant(floor_mod_int(p.constant_term(), c));
+  *q = Polynomial::constant(floor_div(p.constant_term(), c));
+  *rest = Polynomial::constant(floor_mod(p.constant_term(), c));
   for (const Term& t : p.terms()) {
     Polynomial term = Polynomial::constant(t.coeff);
     for (const Expr& f : t.monomial.factors) term = term * Polynomial::atom(f);
@@ -48,10 +48,8 @@ const Rule<Ops> kDivRules[] = {
      [](Simplifier&, const Ops& ops) -> Result {
        int64_t x, y;
        if (!is_const(ops.pa, &x) || !divisor(ops, &y)) return std::nullopt;
-       if (x == kMin && y == -1) return std::nullopt;
-       int64_t q = x / y;
-       if (x % y != 0 && ((x < 0) != (y < 0))) --q;
-       return Expr(q);
+       if (x == kMin && y == -1) return std::nullopt; // would wrap
+       return Expr(floor_div(x, y));
      }},
     {"0 / x -> 0",
      [](Simplifier&, const Ops& ops) -> Result {
@@ -91,7 +89,7 @@ const Rule<Ops> kDivRules[] = {
        if (!divisor(ops, &c) || c <= 1) return std::nullopt;
        Interval b = s.bounds(ops.a);
        if (!b.has_lower() || !b.has_upper()) return std::nullopt;
-       int64_t lo = floor_div_int(b.lo, c), hi = floor_div_int(b.hi, c);
+       int64_t lo = floor_div(b.lo, c), hi = floor_div(b.hi, c);
        if (lo != hi) return std::nullopt;
        return Expr(lo);
      }},

@@ -31,9 +31,7 @@ const Rule<Ops> kModRules[] = {
      [](Simplifier&, const Ops& ops) -> Result {
        int64_t x, y;
        if (!is_const(ops.pa, &x) || !divisor(ops, &y)) return std::nullopt;
-       int64_t r = x % y; // y is not 0, 1 or -1 here
-       if (r != 0 && ((r < 0) != (y < 0))) r += y;
-       return Expr(r);
+       return Expr(floor_mod(x, y));
      }},
     {"0 % x -> 0",
      [](Simplifier&, const Ops& ops) -> Result {
@@ -55,7 +53,7 @@ const Rule<Ops> kModRules[] = {
      [](Simplifier& s, const Ops& ops) -> Result {
        int64_t c;
        if (!divisor(ops, &c) || c <= 1) return std::nullopt;
-       Polynomial rest = Polynomial::constant(floor_mod_int(ops.pa.constant_term(), c));
+       Polynomial rest = Polynomial::constant(floor_mod(ops.pa.constant_term(), c));
        bool changed = rest.constant_term() != ops.pa.constant_term();
        for (const Term& t : ops.pa.terms()) {
          if (t.coeff % c == 0) {
@@ -85,9 +83,9 @@ const Rule<Ops> kModRules[] = {
        int64_t c;
        if (!divisor(ops, &c) || c <= 1) return std::nullopt;
        ModRem m = s.divisibility(ops.pa);
-       if (m.modulus == 0) return Expr(floor_mod_int(m.remainder, c));
+       if (m.modulus == 0) return Expr(floor_mod(m.remainder, c));
        if (m.modulus % c != 0) return std::nullopt;
-       return Expr(floor_mod_int(m.remainder, c));
+       return Expr(floor_mod(m.remainder, c));
      }},
     {"x % c -> x when 0 <= x < c",
      [](Simplifier& s, const Ops& ops) -> Result {

@@ -12,6 +12,7 @@
 
 #include "backends/cpu/CpuBackend.h"
 #include "backends/cpu/SymbolicCodegen.h"
+#include "ir/DLDataType.h"
 #include "ir/LibraryRoutine.h"
 #include "symbolic/Printer.h"
 
@@ -28,34 +29,6 @@ static_assert(offsetof(DLTensor, data) == 0 && offsetof(DLTensor, ndim) == 16 &&
                   offsetof(DLTensor, strides) == 32 && offsetof(DLTensor, byte_offset) == 40 &&
                   sizeof(DLTensor) == 48,
               "the DLTensor layout of dlpack.h 0.6 on a 64-bit target");
-
-struct DLType {
-  int32_t code;
-  int32_t bits;
-};
-
-// DLPack 0.6 has no kDLBool: dsc's bool is a byte, exchanged as uint8 (runtime/Tensor.h).
-DLType dl_type(ir::DType d) {
-  switch (d) {
-  case ir::DType::Bool:
-    return {kDLUInt, 8};
-  case ir::DType::I8:
-    return {kDLInt, 8};
-  case ir::DType::I32:
-    return {kDLInt, 32};
-  case ir::DType::I64:
-    return {kDLInt, 64};
-  case ir::DType::F16:
-    return {kDLFloat, 16};
-  case ir::DType::BF16:
-    return {kDLBfloat, 16};
-  case ir::DType::F32:
-    return {kDLFloat, 32};
-  case ir::DType::F64:
-    return {kDLFloat, 64};
-  }
-  return {kDLFloat, 32};
-}
 
 int64_t element_bytes(ir::DType d) {
   return ir::dtype_bits(d) / 8;
@@ -173,7 +146,7 @@ private:
       const ir::Buffer& param = p_.params[i];
       llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptr_, inputs_, i);
       llvm::Value* tensor = b_.CreateLoad(ptr_, slot, param.name + ".tensor");
-      DLType dl = dl_type(param.dtype);
+      DLDataType dl = ir::to_dl(param.dtype);
       llvm::Value* status =
           b_.CreateCall(check, {call_, i32(static_cast<int64_t>(i)), tensor, i32(dl.code),
                                 i32(dl.bits), i32(static_cast<int64_t>(param.shape.size()))});
@@ -312,7 +285,7 @@ private:
         b_.CreateStore(eval(buf.shape[j], "a dim of output " + std::to_string(k)),
                        b_.CreateConstInBoundsGEP1_64(i64_, shape, j));
       if (!ok()) return;
-      DLType dl = dl_type(buf.dtype);
+      DLDataType dl = ir::to_dl(buf.dtype);
       llvm::Value* data =
           b_.CreateCall(output,
                         {call_, i32(static_cast<int64_t>(k)), i32(dl.code), i32(dl.bits),

@@ -6,6 +6,7 @@
 #include "ir/Intrinsics.h"
 #include "ir/OpRegistry.h"
 #include "support/Assert.h"
+#include "support/FloorDiv.h"
 
 namespace dsc::reference {
 
@@ -89,14 +90,6 @@ std::optional<DType> unify(const std::string& op, const Value& a, const Value& b
   return a.dtype;
 }
 
-int64_t floordiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return a == INT64_MIN ? a : -a;
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
 // The comparisons and logic, on floats or integers alike.
 template <typename T> T compare(ir::OpId op, T a, T b) {
   using ir::OpId;
@@ -159,7 +152,7 @@ int64_t ibinary(ir::OpId op, int64_t a, int64_t b) {
   case OpId::mul:
     return static_cast<int64_t>(u(a) * u(b));
   case OpId::div:
-    return floordiv(a, b);
+    return floor_div(a, b);
   case OpId::pow: {
     const int64_t xs[] = {a, b};
     return ir::intrinsic(ir::IntrinsicId::pow).reference_int(xs);

@@ -9,35 +9,6 @@ namespace dsc::reference {
 
 using ir::DType;
 
-DLDataType to_dl(DType d) {
-  switch (d) {
-  case DType::Bool:
-    return runtime::dl_bool();
-  case DType::I8:
-    return runtime::dl_int(8);
-  case DType::I32:
-    return runtime::dl_int(32);
-  case DType::I64:
-    return runtime::dl_int(64);
-  case DType::F16:
-    return runtime::dl_float(16);
-  case DType::BF16:
-    return runtime::dl_bfloat16();
-  case DType::F32:
-    return runtime::dl_float(32);
-  case DType::F64:
-    return runtime::dl_float(64);
-  }
-  return runtime::dl_float(32);
-}
-
-std::optional<DType> from_dl(DLDataType d) {
-  for (DType c : {DType::Bool, DType::I8, DType::I32, DType::I64, DType::F16, DType::BF16,
-                  DType::F32, DType::F64})
-    if (runtime::same_dtype(to_dl(c), d)) return c;
-  return std::nullopt;
-}
-
 Value make_tensor(DType dtype, std::vector<int64_t> shape) {
   Value v;
   v.kind = Value::Kind::Tensor;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/DLDataType.h"
 #include "ir/Type.h"
 #include "runtime/Tensor.h"
 
@@ -41,8 +42,8 @@ struct OpError {
   std::string message;
 };
 
-DLDataType to_dl(ir::DType d);
-std::optional<ir::DType> from_dl(DLDataType d);
+using ir::from_dl;
+using ir::to_dl;
 
 Value make_tensor(ir::DType dtype, std::vector<int64_t> shape);
 Value make_tuple(std::vector<Value> items);

@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 
+#include "support/FloorDiv.h"
 #include "tests/unit/cpu/KernelTestUtil.h"
 
 namespace dsc::testing {
@@ -358,22 +359,7 @@ prim f(a: bool[n], b: bool[n]) -> (y: bool[n], z: bool[n], w: i32[n]) {
   }
 }
 
-// ---- integers
-
-int64_t floordiv(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
-  int64_t q = a / b;
-  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floormod(int64_t a, int64_t b) {
-  if (b == 0) return a;
-  if (b == -1) return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
+// ---- integers (against support/FloorDiv.h, itself checked by brute force in FloorDivTest)
 
 template <typename T> void check_division(const CompiledPrims& k, const std::string& dtype) {
   const int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
@@ -390,13 +376,13 @@ template <typename T> void check_division(const CompiledPrims& k, const std::str
   k.run("div_" + dtype, {a.data(), b.data(), q.data(), r.data(), c.data()}, {{"n", n}});
   for (int64_t i = 0; i < n; ++i) {
     // Computed in i64 then wrapped, which is the i8/i32 semantics too.
-    EXPECT_EQ(q[i], static_cast<T>(floordiv(a[i], b[i]))) << dtype << " " << +a[i] << " / " << +b[i];
-    EXPECT_EQ(r[i], static_cast<T>(floormod(a[i], b[i]))) << dtype << " " << +a[i] << " % " << +b[i];
+    EXPECT_EQ(q[i], static_cast<T>(floor_div(a[i], b[i]))) << dtype << " " << +a[i] << " / " << +b[i];
+    EXPECT_EQ(r[i], static_cast<T>(floor_mod(a[i], b[i]))) << dtype << " " << +a[i] << " % " << +b[i];
     const int64_t divisors[] = {4, -4, 7, -7, 1, -1, 0, 3};
     for (int d = 0; d < 4; ++d) {
       int64_t v = divisors[d * 2], u = divisors[d * 2 + 1];
-      EXPECT_EQ(c[i * 8 + d * 2], static_cast<T>(floordiv(a[i], v))) << dtype << " " << +a[i] << " / " << v;
-      EXPECT_EQ(c[i * 8 + d * 2 + 1], static_cast<T>(floormod(a[i], u))) << dtype << " " << +a[i] << " % " << u;
+      EXPECT_EQ(c[i * 8 + d * 2], static_cast<T>(floor_div(a[i], v))) << dtype << " " << +a[i] << " / " << v;
+      EXPECT_EQ(c[i * 8 + d * 2 + 1], static_cast<T>(floor_mod(a[i], u))) << dtype << " " << +a[i] << " % " << u;
     }
   }
 }

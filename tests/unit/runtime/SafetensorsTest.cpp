@@ -169,7 +169,7 @@ TEST(SafetensorsCorrupt, MissingOrExtraKeys) {
 
 TEST(SafetensorsCorrupt, UnknownDtype) {
   EXPECT_EQ(error_of(make_st(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", "x")),
-            "tensor 'a': unsupported dtype 'U8' (supported: F32 F64 F16 BF16 I8 I32 I64 BOOL)");
+            "tensor 'a': unsupported dtype 'U8' (supported: BOOL I8 I32 I64 F16 BF16 F32 F64)");
   EXPECT_EQ(error_of(make_st(R"({"a":{"dtype":4,"shape":[1],"data_offsets":[0,1]}})", "x")),
             "tensor 'a': 'dtype' is not a string");
 }

@@ -29,6 +29,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/FloorDiv.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Expr.h"
 #include "symbolic/Facts.h"
@@ -453,11 +454,6 @@ FactSet random_facts(Random& rng) {
     }
   }
   return fs;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  return r < 0 ? r + b : r;
 }
 
 // Bindings of every symbol that satisfy all of fs's predicates, or nullopt when a few tries find
