@@ -129,5 +129,66 @@ TEST(PlanMemory, RandomProgramsAreSound) {
   }
 }
 
+// The pass over a host program: lifetimes come from the steps that mention a buffer, and an
+// alias (a reshape) keeps the buffer it aliases alive.
+ir::HostProgram program_with_alias(bool alias_used_late) {
+  using Storage = ir::HostBuffer::Storage;
+  ir::HostProgram p;
+  p.name = "f";
+  auto buffer = [&](const char* name, Storage storage, int index) {
+    ir::HostBuffer b;
+    b.name = name;
+    b.shape = {e("N")};
+    b.storage = storage;
+    b.index = index;
+    p.buffers.push_back(b);
+  };
+  buffer("x", Storage::Param, 0);  // %0
+  buffer("a", Storage::Arena, 0);  // %1
+  buffer("v", Storage::Alias, 1);  // %2, a view of %1
+  buffer("b", Storage::Arena, 0);  // %3
+  buffer("y", Storage::Output, 0); // %4
+  p.outputs = {4};
+  auto kernel = [&](std::vector<int> buffers) {
+    ir::HostStep s;
+    s.callee = "k";
+    s.buffers = std::move(buffers);
+    p.steps.push_back(s);
+  };
+  kernel({0, 1});                                 // a = k(x)
+  kernel({0, 3});                                 // b = k(x)
+  kernel({alias_used_late ? 2 : 3, 3, 4});        // y = k(v or b, b)
+  p.checks.push_back(ir::HostCheck{e("N >= 1"), "where N >= 1", "", {"N"}});
+  return p;
+}
+
+TEST(PlanMemory, PassKeepsAliasedBuffersAlive) {
+  Planner p;
+  std::vector<ir::HostProgram> hosts = {program_with_alias(true)};
+  plan_memory(hosts, p.ctx);
+  const ir::HostProgram& h = hosts[0];
+  ASSERT_TRUE(h.memory_planned());
+  // a is read through its view at the last step, so b cannot take its block.
+  EXPECT_EQ(h.arena_blocks, 2);
+  EXPECT_EQ(h.reused_buffers, 0);
+  symbolic::Bindings n = {{"N", 5}};
+  EXPECT_NE(at(h.buffers[1].offset, n), at(h.buffers[3].offset, n));
+  EXPECT_EQ(at(h.arena_bytes, n), 2 * 64);
+}
+
+TEST(PlanMemory, PassReusesADeadBuffersBlock) {
+  Planner p;
+  std::vector<ir::HostProgram> hosts = {program_with_alias(false)};
+  plan_memory(hosts, p.ctx);
+  const ir::HostProgram& h = hosts[0];
+  // a is dead after the first step, so b takes its block; the view takes no space.
+  EXPECT_EQ(h.arena_blocks, 1);
+  EXPECT_EQ(h.reused_buffers, 1);
+  symbolic::Bindings n = {{"N", 100}};
+  EXPECT_EQ(at(h.buffers[1].offset, n), at(h.buffers[3].offset, n));
+  EXPECT_EQ(at(h.arena_bytes, n), 448);
+  EXPECT_FALSE(h.buffers[2].offset.defined());
+}
+
 } // namespace
 } // namespace dsc::passes

@@ -1,0 +1,76 @@
+// Targets: which loop kinds each runs (ir/ForKinds.def), which library routines each offers
+// (ir/LibraryRoutines.def), and their one-line descriptions.
+#include "ir/Target.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/LibraryRoutine.h"
+#include "symbolic/Printer.h"
+
+namespace dsc::ir {
+namespace {
+
+TEST(Target, LoopKindsByTarget) {
+  Target cpu = cpu_target(), cuda = cuda_target();
+  for (ForKind k : {ForKind::Serial, ForKind::Unrolled}) {
+    EXPECT_TRUE(cpu.runs(k)) << for_kind_name(k);
+    EXPECT_TRUE(cuda.runs(k)) << for_kind_name(k);
+  }
+  for (ForKind k : {ForKind::Parallel, ForKind::Vectorized}) {
+    EXPECT_TRUE(cpu.runs(k)) << for_kind_name(k);
+    EXPECT_FALSE(cuda.runs(k)) << for_kind_name(k);
+  }
+  for (ForKind k : {ForKind::GpuBlockX, ForKind::GpuBlockY, ForKind::GpuBlockZ, ForKind::GpuThreadX,
+                    ForKind::GpuThreadY, ForKind::GpuThreadZ}) {
+    EXPECT_FALSE(cpu.runs(k)) << for_kind_name(k);
+    EXPECT_TRUE(cuda.runs(k)) << for_kind_name(k);
+  }
+}
+
+TEST(Target, LoopKindSpellingsRoundTrip) {
+  for (ForKind k : {ForKind::Serial, ForKind::Parallel, ForKind::Vectorized, ForKind::Unrolled,
+                    ForKind::GpuBlockX, ForKind::GpuThreadZ}) {
+    std::optional<ForKind> back = for_kind_named(for_kind_name(k));
+    ASSERT_TRUE(back.has_value()) << for_kind_name(k);
+    EXPECT_EQ(*back, k);
+  }
+  EXPECT_FALSE(for_kind_named("paralel").has_value());
+}
+
+TEST(Target, LibraryRoutinesByTarget) {
+  EXPECT_TRUE(cpu_target().offers("blas.sgemm"));
+  EXPECT_FALSE(cuda_target().offers("blas.sgemm"));
+  EXPECT_FALSE(cpu_target().offers("blas.dgemm"));
+  for (const LibraryRoutine& r : all_library_routines()) {
+    EXPECT_EQ(find_library_routine(r.symbol), &r);
+    EXPECT_GT(r.buffers, 0) << r.symbol;
+    EXPECT_NE(std::string(r.runtime_function), "") << r.symbol;
+  }
+}
+
+TEST(Target, SgemmScalarsFoldBatchesIntoM) {
+  const LibraryRoutine* r = find_library_routine("blas.sgemm");
+  ASSERT_NE(r, nullptr);
+  using symbolic::sym;
+  std::string error;
+  auto args = r->scalar_args({{sym("B"), sym("S"), 768}, {768, 64}, {sym("B"), sym("S"), 64}}, &error);
+  ASSERT_TRUE(args.has_value()) << error;
+  ASSERT_EQ(args->size(), static_cast<size_t>(r->scalars));
+  EXPECT_EQ(symbolic::to_string((*args)[0]), "1");   // batch
+  EXPECT_EQ(symbolic::to_string((*args)[1]), "B*S"); // m
+  EXPECT_EQ(symbolic::to_string((*args)[2]), "64");  // n
+  EXPECT_FALSE(r->scalar_args({{sym("B"), 3, 4, 5}, {sym("B"), 5, 6}, {sym("B"), 3, 4, 6}}, &error));
+  EXPECT_EQ(error, "BLAS matmul with batch dims of different ranks");
+}
+
+TEST(Target, Describe) {
+  EXPECT_EQ(cpu_target().describe(), "cpu (native)");
+  Target t = cpu_target();
+  t.cpu = "znver3";
+  t.vector_bits = 512;
+  EXPECT_EQ(t.describe(), "cpu (znver3, 512-bit vectors)");
+  EXPECT_EQ(cuda_target().describe(), "cuda (sm_80, sm_90)");
+}
+
+} // namespace
+} // namespace dsc::ir
