@@ -1,5 +1,6 @@
 #include "runtime/HostCall.h"
 
+#include <cctype>
 #include <cstdlib>
 
 #include "runtime/Memory.h"
@@ -134,9 +135,14 @@ int32_t dsc_rt_check_input(dsc_call* call, int32_t index, const DLTensor* tensor
   if (tensor->ndim < 0 || (tensor->ndim > 0 && !tensor->shape))
     return call->fail(label + " has an invalid shape (ndim " + std::to_string(tensor->ndim) +
                       (tensor->shape ? "" : ", no shape array") + "); expected " + expected);
-  if (tensor->device.device_type != kDLCPU)
-    return call->fail(label + " is on " + device_name(tensor->device) +
-                      "; expected a CPU tensor (" + expected + ")");
+  // The function's device (its manifest's), the CPU when the call has no manifest entry.
+  const std::string device = call->info ? call->info->device : "cpu";
+  if (tensor->device.device_type != device_type_named(device)) {
+    std::string upper = device;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return call->fail(label + " is on " + device_name(tensor->device) + "; expected a " + upper +
+                      " tensor (" + expected + ")");
+  }
   const std::string actual = dl_type_string(*tensor);
   const bool rank_ok = tensor->ndim == ndim;
   if (!same_dtype(tensor->dtype, want) || !rank_ok)

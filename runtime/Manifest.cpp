@@ -14,7 +14,8 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-constexpr int kVersion = 1;
+// 2: functions name their device, and library routines take int64 scalars only.
+constexpr int kVersion = 2;
 
 ordered_json tensor_json(const TensorInfo& t) {
   ordered_json j;
@@ -142,12 +143,16 @@ private:
 
   bool function(const json& v, const std::string& where, FunctionInfo* out) {
     if (!object(v, where,
-                {"name", "host_symbol", "params", "outputs", "arena_bytes", "peak_bytes"}))
+                {"name", "host_symbol", "device", "params", "outputs", "arena_bytes",
+                 "peak_bytes"}))
       return false;
     if (!string(v.at("name"), where + ".name", &out->name)) return false;
     if (!string(v.at("host_symbol"), where + ".host_symbol", &out->host_symbol)) return false;
     if (!is_c_identifier(out->host_symbol))
       return fail(where + ".host_symbol: '" + out->host_symbol + "' is not a C identifier");
+    if (!string(v.at("device"), where + ".device", &out->device)) return false;
+    if (device_type_named(out->device) < 0)
+      return fail(where + ".device: '" + out->device + "' is not a device (cpu or cuda)");
     if (!tensors(v.at("params"), where + ".params", &out->params)) return false;
     if (!tensors(v.at("outputs"), where + ".outputs", &out->outputs)) return false;
     if (!string(v.at("arena_bytes"), where + ".arena_bytes", &out->arena_bytes)) return false;
@@ -180,6 +185,7 @@ std::string to_json(const Manifest& m) {
     ordered_json j;
     j["name"] = f.name;
     j["host_symbol"] = f.host_symbol;
+    j["device"] = f.device;
     j["params"] = ordered_json::array();
     for (const TensorInfo& t : f.params)
       j["params"].push_back(tensor_json(t));
@@ -225,6 +231,12 @@ bool from_json(const std::string& text, Manifest* out, std::string* error) {
   if (!Reader(error).manifest(root, &m)) return false;
   *out = std::move(m);
   return true;
+}
+
+int device_type_named(const std::string& device) {
+  if (device == "cpu") return kDLCPU;
+  if (device == "cuda") return kDLCUDA;
+  return -1;
 }
 
 } // namespace dsc::runtime

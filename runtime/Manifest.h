@@ -1,6 +1,6 @@
 #pragma once
 // What a compiled module exposes: its entry functions, each with its host-function symbol,
-// its parameters and outputs (dtype and dims as text, e.g. "f32", ["B", "S", "768"]), the
+// the device its tensors live on, its parameters and outputs (dtype and dims as text, e.g. "f32", ["B", "S", "768"]), the
 // symbols its parameters bind, and the memory plan's sizes as symbolic expressions (text).
 // A built `.so` embeds it as JSON in `dsc_manifest`; the JIT keeps it as this struct.
 
@@ -19,6 +19,7 @@ struct TensorInfo {
 struct FunctionInfo {
   std::string name;         // "layer"
   std::string host_symbol;  // the dsc_host_function to call
+  std::string device = "cpu"; // where its inputs and outputs live: "cpu" or "cuda"
   std::vector<TensorInfo> params;
   std::vector<TensorInfo> outputs;
   std::string arena_bytes;  // symbolic expression (text) over the symbols
@@ -26,13 +27,13 @@ struct FunctionInfo {
 };
 
 struct Manifest {
-  int version = 1;
+  int version = 2;
   std::vector<FunctionInfo> functions;
   const FunctionInfo* find(const std::string& name) const; // null when absent
 };
 
 // The JSON form, keys in this order, compact:
-//   {"version":1,"functions":[{"name":"layer","host_symbol":"dsc_host_layer",
+//   {"version":2,"functions":[{"name":"layer","host_symbol":"dsc_host_layer","device":"cpu",
 //     "params":[{"name":"x","dtype":"f32","dims":["B","S","768"]}, ...],
 //     "outputs":[{"name":"output0","dtype":"f32","dims":["B","S","768"]}],
 //     "arena_bytes":"B*S*3072","peak_bytes":"B*S*3072"}, ...]}
@@ -40,9 +41,14 @@ std::string to_json(const Manifest& m);
 // False (with `error` set, naming the place: "functions[0].params[1].dtype: unknown dtype
 // 'f33' ...") when the text is not a valid manifest; `out` is then left alone. Reading is
 // strict: every key above is required and no other is allowed (nor a key twice), version must
-// be 1, names, dims and sizes are non-empty strings, dtypes are dsc's (dtype_name),
+// be 2, the device is "cpu" or "cuda", names, dims and sizes are non-empty strings, dtypes are
+// dsc's (dtype_name),
 // host_symbol is a C identifier, and function names and each function's parameter and output
 // names are unique.
 bool from_json(const std::string& text, Manifest* out, std::string* error);
+
+// The DLPack device type of a manifest device name ("cpu" → kDLCPU, "cuda" → kDLCUDA); -1 for
+// any other name.
+int device_type_named(const std::string& device);
 
 } // namespace dsc::runtime

@@ -117,6 +117,7 @@ runtime::FunctionInfo describe_host_program(const ir::HostProgram& program) {
   runtime::FunctionInfo info;
   info.name = program.name;
   info.host_symbol = host_symbol(program.name);
+  info.device = "cpu"; // the CPU backend's tensors live in host memory
   for (const ir::Buffer& p : program.params)
     info.params.push_back(tensor_info(p.name, p.dtype, p.shape));
   for (size_t k = 0; k < program.outputs.size(); ++k) {

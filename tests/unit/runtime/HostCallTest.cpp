@@ -94,6 +94,13 @@ TEST(HostCall, CheckInputMessages) {
   gpu.t.device = DLDevice{kDLCUDA, 1};
   EXPECT_EQ(check(info, 1, &gpu.t, dl_float(32), 2),
             "input 'mask' is on cuda:1; expected a CPU tensor (f32[B, S])");
+  // The device is the function's (its manifest's), not an assumption of the runtime.
+  FunctionInfo on_gpu = info;
+  on_gpu.device = "cuda";
+  EXPECT_EQ(check(on_gpu, 1, &gpu.t, dl_float(32), 2), "");
+  View host(dl_float(32), {2, 7});
+  EXPECT_EQ(check(on_gpu, 1, &host.t, dl_float(32), 2),
+            "input 'mask' is on cpu:0; expected a CUDA tensor (f32[B, S])");
 
   View negative(dl_float(32), {2, -7});
   EXPECT_EQ(check(info, 1, &negative.t, dl_float(32), 2),

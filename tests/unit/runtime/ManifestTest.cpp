@@ -39,13 +39,14 @@ TEST(ManifestJson, RoundTrip) {
   Manifest back;
   std::string error;
   ASSERT_TRUE(from_json(text, &back, &error)) << error << "\n" << text;
-  EXPECT_EQ(back.version, 1);
+  EXPECT_EQ(back.version, 2);
   ASSERT_EQ(back.functions.size(), m.functions.size());
   for (size_t f = 0; f < m.functions.size(); ++f) {
     const FunctionInfo& a = m.functions[f];
     const FunctionInfo& b = back.functions[f];
     EXPECT_EQ(a.name, b.name);
     EXPECT_EQ(a.host_symbol, b.host_symbol);
+    EXPECT_EQ(a.device, b.device);
     EXPECT_EQ(a.arena_bytes, b.arena_bytes);
     EXPECT_EQ(a.peak_bytes, b.peak_bytes);
     ASSERT_EQ(a.params.size(), b.params.size());
@@ -68,7 +69,7 @@ TEST(ManifestJson, JsonLayout) {
   f.arena_bytes = "0";
   f.peak_bytes = "0";
   m.functions = {f};
-  EXPECT_EQ(to_json(m), R"({"version":1,"functions":[{"name":"f","host_symbol":"f_host",)"
+  EXPECT_EQ(to_json(m), R"({"version":2,"functions":[{"name":"f","host_symbol":"f_host","device":"cpu",)"
                         R"("params":[{"name":"x","dtype":"f32","dims":["n"]}],)"
                         R"("outputs":[{"name":"output0","dtype":"f32","dims":["n"]}],)"
                         R"("arena_bytes":"0","peak_bytes":"0"}]})");
@@ -87,7 +88,7 @@ TEST(ManifestJson, TypeStringAndFind) {
 TEST(ManifestJson, EmptyFunctionList) {
   Manifest m;
   std::string error;
-  ASSERT_TRUE(from_json(R"({"version": 1, "functions": []})", &m, &error)) << error;
+  ASSERT_TRUE(from_json(R"({"version": 2, "functions": []})", &m, &error)) << error;
   EXPECT_TRUE(m.functions.empty());
 }
 
@@ -95,6 +96,7 @@ TEST(ManifestJson, EmptyFunctionList) {
 std::string with_function(const std::string& key, const std::string& value) {
   std::string fields[][2] = {{"name", R"("f")"},
                              {"host_symbol", R"("f_host")"},
+                             {"device", R"("cpu")"},
                              {"params", R"([{"name":"x","dtype":"f32","dims":["n"]}])"},
                              {"outputs", R"([{"name":"output0","dtype":"f32","dims":["n"]}])"},
                              {"arena_bytes", R"("0")"},
@@ -108,7 +110,7 @@ std::string with_function(const std::string& key, const std::string& value) {
     first = false;
   }
   if (key == "extra") s += ",\"extra\":" + value;
-  return R"({"version":1,"functions":[)" + s + "}]}";
+  return R"({"version":2,"functions":[)" + s + "}]}";
 }
 
 std::string error_of(const std::string& text) {
@@ -122,22 +124,22 @@ std::string error_of(const std::string& text) {
 TEST(ManifestJson, Malformed) {
   EXPECT_THAT(error_of(""), HasSubstr("the manifest is not valid JSON"));
   EXPECT_THAT(error_of("{\"version\": 1, \"functions\": ["), HasSubstr("not valid JSON"));
-  EXPECT_THAT(error_of(R"({"version":1,"functions":[]} trailing)"), HasSubstr("not valid JSON"));
-  EXPECT_THAT(error_of(R"({"version":1,"functions":[]} // comment)"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(error_of(R"({"version":2,"functions":[]} trailing)"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(error_of(R"({"version":2,"functions":[]} // comment)"), HasSubstr("not valid JSON"));
   EXPECT_EQ(error_of("[1, 2]"), "the manifest is an array, not an object");
   EXPECT_EQ(error_of(R"({"functions":[]})"), "the manifest: missing key 'version'");
-  EXPECT_EQ(error_of(R"({"version":1})"), "the manifest: missing key 'functions'");
-  EXPECT_EQ(error_of(R"({"version":1,"functions":[],"x":0})"), "the manifest: unexpected key 'x'");
-  EXPECT_EQ(error_of(R"({"version":2,"functions":[]})"),
-            "unsupported manifest version 2 (this runtime reads 1)");
+  EXPECT_EQ(error_of(R"({"version":2})"), "the manifest: missing key 'functions'");
+  EXPECT_EQ(error_of(R"({"version":2,"functions":[],"x":0})"), "the manifest: unexpected key 'x'");
+  EXPECT_EQ(error_of(R"({"version":1,"functions":[]})"),
+            "unsupported manifest version 1 (this runtime reads 2)");
   EXPECT_EQ(error_of(R"({"version":"1","functions":[]})"),
             "the manifest: 'version' is a string, not an integer");
-  EXPECT_EQ(error_of(R"({"version":1.0,"functions":[]})"),
+  EXPECT_EQ(error_of(R"({"version":2.0,"functions":[]})"),
             "the manifest: 'version' is a number, not an integer");
-  EXPECT_EQ(error_of(R"({"version":1,"functions":{}})"),
+  EXPECT_EQ(error_of(R"({"version":2,"functions":{}})"),
             "the manifest: 'functions' is an object, not an array");
-  EXPECT_EQ(error_of(R"({"version":1,"functions":[null]})"), "functions[0] is null, not an object");
-  EXPECT_EQ(error_of(R"({"version":1,"version":1,"functions":[]})"),
+  EXPECT_EQ(error_of(R"({"version":2,"functions":[null]})"), "functions[0] is null, not an object");
+  EXPECT_EQ(error_of(R"({"version":2,"version":2,"functions":[]})"),
             "the manifest has a duplicate key 'version'");
 
   EXPECT_EQ(error_of(with_function("name", "")), "functions[0]: missing key 'name'");
@@ -172,10 +174,13 @@ TEST(ManifestJson, Malformed) {
   EXPECT_EQ(error_of(with_function("arena_bytes", "0")),
             "functions[0].arena_bytes is a number, not a string");
   EXPECT_EQ(error_of(with_function("peak_bytes", "")), "functions[0]: missing key 'peak_bytes'");
+  EXPECT_EQ(error_of(with_function("device", "")), "functions[0]: missing key 'device'");
+  EXPECT_EQ(error_of(with_function("device", R"("tpu")")),
+            "functions[0].device: 'tpu' is not a device (cpu or cuda)");
 
   std::string f = with_function("name", R"("f")");
   std::string body = f.substr(f.find("[{") + 1, f.rfind("}]") - f.find("[{"));
-  EXPECT_EQ(error_of(R"({"version":1,"functions":[)" + body + "," + body + "]}"),
+  EXPECT_EQ(error_of(R"({"version":2,"functions":[)" + body + "," + body + "]}"),
             "functions[1]: duplicate function name 'f'");
 }
 
