@@ -1,5 +1,5 @@
 #pragma once
-// A module: the three kinds of function of DESIGN.md, in source order.
+// A module: the three kinds of function of docs/architecture.md, in source order.
 //   fn      Function: graph code over tensors (params, `where` clauses, a Block body).
 //   prim    PrimFunc: loop code over buffers in destination-passing style; the caller
 //           allocates the outputs.

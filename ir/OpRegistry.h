@@ -1,7 +1,7 @@
 #pragma once
 // The primitive graph ops: each with its call signature and its shape rule. (Lowerings are
 // added by the legalize pass.) The op set and signatures are the user's surface and follow
-// DESIGN.md's table; ir/Ops.def lists them.
+// the language reference's table (docs/language.md); ir/Ops.def lists them.
 //
 // A call is first bound to the op's signature (positional then keyword arguments, defaults
 // filled in), reporting wrong arity, unknown or repeated keywords and wrong argument kinds as

@@ -38,11 +38,14 @@ const InfixOp* infix_op(const Call& call) {
   return nullptr;
 }
 
+// The ops written as prefix operators, as the parser reads them.
+constexpr InfixOp kPrefixOps[] = {{"neg", "-"}, {"logical_not", "!"}};
+
 // `-x` or `!x`, or null.
 const char* prefix_op(const Call& call) {
   if (call.args.size() != 1 || !call.kwargs.empty()) return nullptr;
-  if (call.callee == "neg") return "-";
-  if (call.callee == "logical_not") return "!";
+  for (const InfixOp& op : kPrefixOps)
+    if (op.callee == call.callee) return op.text;
   return nullptr;
 }
 
