@@ -7,7 +7,6 @@
 #include "backends/cpu/CpuBackend.h"
 #include "tools/dscc/Command.h"
 #include "tools/dscc/Compile.h"
-#include "tools/dscc/TargetOption.h"
 
 namespace dsc::dscc {
 
@@ -49,26 +48,13 @@ int run_build(const Args& args) {
       out_path = a.substr(9);
     } else if (a.rfind("--entry=", 0) == 0) {
       options.entries.push_back(a.substr(8));
-    } else if (parse_instrumentation_option(a, &options, &error) != OptionResult::NotMine) {
+    } else if (parse_compile_option(a, &options, &error) == OptionResult::Parsed) {
       if (!error.empty()) {
         std::cerr << "dscc build: error: " << error << "\n";
         return 1;
       }
-    } else if (a == "-q" || a == "--quiet") {
-      options.quiet = true;
-    } else if (parse_target_option(a, &options.target, &error) != OptionResult::NotMine) {
-      if (!error.empty()) {
-        std::cerr << "dscc build: error: " << error << "\n";
-        return 1;
-      }
-    } else if (a.size() > 1 && a[0] == '-') {
-      std::cerr << "dscc build: error: unknown option '" << a << "'\n\n" << kBuildUsage;
-      return 1;
-    } else if (options.file.empty()) {
-      options.file = a;
     } else {
-      std::cerr << "dscc build: error: one FILE at a time ('" << options.file << "' and '" << a
-                << "')\n";
+      std::cerr << "dscc build: error: unknown option '" << a << "'\n\n" << kBuildUsage;
       return 1;
     }
   }

@@ -18,9 +18,10 @@ const char* const kInstrumentationUsage =
   --time-passes                print each pass's wall time to stderr
 )";
 
+namespace {
+
 OptionResult parse_instrumentation_option(const std::string& arg, CompileOptions* options,
                                           std::string* error) {
-  error->clear();
   passes::PipelineOptions& p = options->instrument;
   if (arg == "--print-after-all") {
     p.print_after_all = true;
@@ -43,6 +44,51 @@ OptionResult parse_instrumentation_option(const std::string& arg, CompileOptions
     }
   } else {
     return OptionResult::NotMine;
+  }
+  return OptionResult::Parsed;
+}
+
+OptionResult parse_target_option(const std::string& arg, ir::Target* target, std::string* error,
+                                 bool cuda_ok) {
+  if (arg.rfind("--target=", 0) == 0) {
+    std::string t = arg.substr(9);
+    if (t == "cpu") {
+      *target = ir::cpu_target();
+    } else if (t == "cuda") {
+      if (cuda_ok) *target = ir::cuda_target();
+      else *error = "--target=cuda: the CUDA backend is not available yet; use --target=cpu";
+    } else {
+      *error = "--target must be cpu or cuda (got '" + t + "')";
+    }
+  } else if (arg.rfind("--vector-width=", 0) == 0) {
+    std::string w = arg.substr(15);
+    if (w == "128" || w == "256" || w == "512") target->vector_bits = std::stoi(w);
+    else *error = "--vector-width must be 128, 256 or 512 (got '" + w + "')";
+  } else if (arg.rfind("--cpu=", 0) == 0) {
+    target->cpu = arg.substr(6);
+    if (target->cpu.empty()) *error = "--cpu needs a value: native, generic or an LLVM CPU name";
+  } else {
+    return OptionResult::NotMine;
+  }
+  return OptionResult::Parsed;
+}
+
+} // namespace
+
+OptionResult parse_compile_option(const std::string& arg, CompileOptions* options,
+                                  std::string* error, bool cuda_ok) {
+  error->clear();
+  if (parse_instrumentation_option(arg, options, error) == OptionResult::Parsed ||
+      parse_target_option(arg, &options->target, error, cuda_ok) == OptionResult::Parsed)
+    return OptionResult::Parsed;
+  if (arg == "-q" || arg == "--quiet") {
+    options->quiet = true;
+  } else if (arg.size() > 1 && arg[0] == '-') {
+    return OptionResult::NotMine;
+  } else if (options->file.empty()) {
+    options->file = arg;
+  } else {
+    *error = "one FILE at a time ('" + options->file + "' and '" + arg + "')";
   }
   return OptionResult::Parsed;
 }

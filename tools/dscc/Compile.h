@@ -27,12 +27,18 @@ struct CompileOptions {
 
 enum class OptionResult { NotMine, Parsed };
 
-// --print-after=PASS (a pass of passes/Passes.def, `llvm` for the optimized LLVM IR, or `all`),
-// --print-after-all, --verify-each and --time-passes. An invalid value sets `error`.
-OptionResult parse_instrumentation_option(const std::string& arg, CompileOptions* options,
-                                          std::string* error);
+// The arguments every compiling command (build, run FILE.dsc, opt) takes:
+//   --print-after=PASS (a pass of passes/Passes.def, `llvm` for the optimized LLVM IR, or
+//   `all`), --print-after-all, --verify-each, --time-passes;
+//   --target=cpu|cuda, --cpu=NAME, --vector-width=128|256|512;
+//   -q, --quiet; and FILE (an argument that is not an option).
+// NotMine for anything else: the command's own options, or an unknown one. An invalid value
+// or a second FILE sets `error`. `cuda_ok`: the command can go on with a CUDA target (dscc
+// opt runs the passes; nothing generates CUDA code yet).
+OptionResult parse_compile_option(const std::string& arg, CompileOptions* options,
+                                  std::string* error, bool cuda_ok = false);
 
-// The usage lines of those options, for --help.
+// The usage lines of the instrumentation options, for --help.
 extern const char* const kInstrumentationUsage;
 
 // Front end and passes: the whole pipeline, or, with `pipeline`, those passes (which must

@@ -5,7 +5,6 @@
 #include "ir/Printer.h"
 #include "tools/dscc/Command.h"
 #include "tools/dscc/Compile.h"
-#include "tools/dscc/TargetOption.h"
 
 namespace dsc::dscc {
 
@@ -58,18 +57,12 @@ int run_opt(const Args& args) {
       if (list.empty()) return bad("--passes needs a comma-separated list of passes");
     } else if (a.rfind("--entry=", 0) == 0) {
       options.entries.push_back(a.substr(8));
-    } else if (parse_instrumentation_option(a, &options, &error) != OptionResult::NotMine) {
+    } else if (parse_compile_option(a, &options, &error, true) == OptionResult::Parsed) {
       if (!error.empty()) return bad(error);
       if (options.print_llvm) return bad("dscc opt prints dsc IR; use dscc build --print-after=llvm");
-    } else if (parse_target_option(a, &options.target, &error, true) != OptionResult::NotMine) {
-      if (!error.empty()) return bad(error);
-    } else if (a.size() > 1 && a[0] == '-') {
+    } else {
       std::cerr << "dscc opt: error: unknown option '" << a << "'\n\n" << kOptUsage;
       return 1;
-    } else if (options.file.empty()) {
-      options.file = a;
-    } else {
-      return bad("one FILE at a time ('" + options.file + "' and '" + a + "')");
     }
   }
   if (options.file.empty()) {

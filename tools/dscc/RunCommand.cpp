@@ -15,7 +15,6 @@
 #include "tools/dscc/Command.h"
 #include "tools/dscc/Compile.h"
 #include "tools/dscc/RunInputs.h"
-#include "tools/dscc/TargetOption.h"
 
 namespace dsc::dscc {
 
@@ -133,19 +132,11 @@ int run_run(const Args& args) {
       stats = true;
     } else if (auto e = value("--entry")) {
       entry = *e;
-    } else if (parse_instrumentation_option(a, &options, &error) != OptionResult::NotMine) {
+    } else if (parse_compile_option(a, &options, &error) == OptionResult::Parsed) {
       if (!error.empty()) return bad(error);
-    } else if (a == "-q" || a == "--quiet") {
-      options.quiet = true;
-    } else if (parse_target_option(a, &options.target, &error) != OptionResult::NotMine) {
-      if (!error.empty()) return bad(error);
-    } else if (a.size() > 1 && a[0] == '-') {
+    } else {
       std::cerr << "dscc run: error: unknown option '" << a << "'\n\n" << kRunUsage;
       return 1;
-    } else if (options.file.empty()) {
-      options.file = a;
-    } else {
-      return bad("one FILE at a time ('" + options.file + "' and '" + a + "')");
     }
   }
   if (options.file.empty()) {
