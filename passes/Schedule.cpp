@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ir/Functor.h"
+#include "passes/AccessAnalysis.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Simplify.h"
 
@@ -24,87 +25,17 @@ constexpr int64_t kChunk = 4096;
 constexpr int64_t kMinVectorExtent = 4;
 // A reduction loop shorter than this (a conv's kernel width) is not worth keeping innermost.
 constexpr int64_t kShortReduction = 16;
-
-std::set<std::string> symbols_of(const sym::Expr& e) {
-  return e.defined() ? sym::free_symbols(e) : std::set<std::string>{};
-}
+// Nest interchanges tried per prim, a bound on the search (each one moves a loop for good).
+constexpr int kMaxInterchanges = 64;
 
 bool mentions(const sym::Expr& e, const std::string& name) {
-  return symbols_of(e).count(name) > 0;
+  return e.defined() && sym::free_symbols(e).count(name) > 0;
 }
 
 std::optional<int64_t> const_value(const sym::Expr& e) {
   sym::Expr s = sym::simplify(e);
   if (const sym::Const* c = s.as<sym::Const>()) return c->value;
   return std::nullopt;
-}
-
-// One buffer access; an index that is no Index (a loaded integer) is left undefined.
-struct Access {
-  std::string buffer;
-  std::vector<sym::Expr> idx;
-};
-
-std::vector<sym::Expr> index_exprs(const std::vector<PrimExpr>& indices) {
-  std::vector<sym::Expr> out;
-  for (const PrimExpr& i : indices) {
-    const ir::Index* x = i.as<ir::Index>();
-    out.push_back(x ? sym::simplify(x->value) : sym::Expr());
-  }
-  return out;
-}
-
-bool same_indices(const std::vector<sym::Expr>& a, const std::vector<sym::Expr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!a[i].defined() || !b[i].defined() || !a[i].same_as(b[i])) return false;
-  return true;
-}
-
-// What a statement does, for dependence questions.
-struct Summary : ir::IRVisitor {
-  using ir::IRVisitor::visit;
-  std::vector<Access> stores, loads;
-  std::vector<const ir::Assign*> assigns;
-  std::set<std::string> locals;    // declared inside
-  std::set<std::string> loop_vars; // declared inside
-  std::vector<const ir::For*> fors;
-  bool has_evaluate = false;
-  std::map<std::string, int> local_reads;
-
-protected:
-  void visit_node(const ir::Store* node) override {
-    stores.push_back({node->buffer, index_exprs(node->indices)});
-    ir::IRVisitor::visit_node(node);
-  }
-  void visit_node(const ir::Load* node) override {
-    loads.push_back({node->buffer, index_exprs(node->indices)});
-    ir::IRVisitor::visit_node(node);
-  }
-  void visit_node(const ir::Assign* node) override {
-    assigns.push_back(node);
-    ir::IRVisitor::visit_node(node);
-  }
-  void visit_node(const ir::LocalDecl* node) override {
-    locals.insert(node->name);
-    ir::IRVisitor::visit_node(node);
-  }
-  void visit_node(const ir::LocalRef* node) override { ++local_reads[node->name]; }
-  void visit_node(const ir::For* node) override {
-    loop_vars.insert(node->var);
-    fors.push_back(node);
-    ir::IRVisitor::visit_node(node);
-  }
-  void visit_node(const ir::Evaluate* node) override {
-    has_evaluate = true;
-    ir::IRVisitor::visit_node(node);
-  }
-};
-
-Summary summarize(const Stmt& s) {
-  Summary sm;
-  sm.visit(s);
-  return sm;
 }
 
 // The statement a Seq of one wraps.
@@ -114,32 +45,59 @@ const Stmt& unwrap(const Stmt& s) {
   return s;
 }
 
+// The loop `f`'s body is, when it is one loop (a perfect nest).
+const ir::For* perfectly_nested(const ir::For& f) {
+  return unwrap(f.body).as<ir::For>();
+}
+
+bool bounds_mention(const ir::For& f, const std::string& var) {
+  return mentions(f.min, var) || mentions(f.extent, var);
+}
+
+// Reads and assignments of one local, and mentions of one symbol in indices and loop bounds.
+struct Uses : ir::IRVisitor {
+  using ir::IRVisitor::visit;
+  std::string local, symbol;
+  const ir::For* skip = nullptr; // not counted inside this loop's body
+  int local_reads = 0, local_assigns = 0, symbol_uses = 0;
+
+protected:
+  void visit_node(const ir::LocalRef* node) override { local_reads += node->name == local; }
+  void visit_node(const ir::Assign* node) override {
+    local_assigns += node->name == local;
+    ir::IRVisitor::visit_node(node);
+  }
+  void visit_node(const ir::Index* node) override { symbol_uses += mentions(node->value, symbol); }
+  void visit_node(const ir::For* node) override {
+    symbol_uses += bounds_mention(*node, symbol);
+    if (node != skip) ir::IRVisitor::visit_node(node);
+  }
+};
+
 class PrimScheduler {
 public:
-  explicit PrimScheduler(const ir::PrimFunc& p) : p_(p) {
+  PrimScheduler(const ir::PrimFunc& p, PassContext& ctx) : p_(p), ctx_(ctx) {
     for (const std::vector<ir::Buffer>* bufs : {&p.inputs, &p.outputs})
       for (const ir::Buffer& b : *bufs)
-        declare(b.name, b.dtype, b.shape);
+        dtypes_[b.name] = b.dtype;
     names_ = collect_names(p);
   }
 
   Stmt run() {
-    Stmt body = interchange_all(p_.body);
-    body = vectorize(body);
-    return parallelize(body);
+    Stmt body = interchange_accumulators(p_.body);
+    body = interchange_nests(body);
+    return assign_kinds(body);
   }
 
 private:
-  void declare(const std::string& name, ir::DType dtype, const std::vector<sym::Expr>& shape) {
-    shapes_[name] = shape;
-    dtypes_[name] = dtype;
-  }
+  AccessAnalysis analyze(const Stmt& body) const { return AccessAnalysis(p_, body, ctx_.prover); }
 
   static std::set<std::string> collect_names(const ir::PrimFunc& p) {
     struct Names : ir::IRVisitor {
       std::set<std::string> names;
       void add(const sym::Expr& e) {
-        for (const std::string& s : symbols_of(e))
+        if (!e.defined()) return;
+        for (const std::string& s : sym::free_symbols(e))
           names.insert(s);
       }
 
@@ -177,46 +135,73 @@ private:
     }
   }
 
-  // The index of an access along its innermost dim that is not a constant 1 (its elements are
-  // adjacent along it); undefined when it is not an Index.
-  sym::Expr innermost_index(const Access& a) const {
-    auto it = shapes_.find(a.buffer);
-    if (a.idx.empty()) return sym::Expr();
-    size_t k = a.idx.size() - 1;
-    if (it != shapes_.end() && it->second.size() == a.idx.size())
-      while (k > 0 && const_value(it->second[k]) == 1)
-        --k;
-    return a.idx[k];
+  // Loads in the loop's body that are contiguous along `var`.
+  static int contiguous_loads(const AccessAnalysis& a, const LoopInfo& loop,
+                              const std::string& var) {
+    int n = 0;
+    for (size_t id : loop.accesses) {
+      const Access& x = a.accesses()[id];
+      n += !x.is_store() && a.contiguous(x, var);
+    }
+    return n;
   }
 
-  // `var + g` with g free of var (and of `others`): the access moves by one element per step.
-  bool contiguous(const Access& a, const std::string& var) const {
-    sym::Expr e = innermost_index(a);
-    if (!e.defined() || !mentions(e, var)) return false;
-    return !mentions(sym::simplify(e - sym::sym(var)), var);
+  // Every store in the loop's body is contiguous along `var`, and some access is.
+  static bool contiguous_along(const AccessAnalysis& a, const LoopInfo& loop,
+                               const std::string& var) {
+    bool any = false;
+    for (size_t id : loop.accesses) {
+      const Access& x = a.accesses()[id];
+      bool c = a.contiguous(x, var);
+      if (x.is_store() && !c) return false;
+      any |= c;
+    }
+    return any;
   }
 
-  // --------------------------------------------------------------- reduction interchange
+  // An innermost loop whose iterations may run as vector lanes: independent, or a reduction
+  // into locals only (the code generator keeps vector accumulators), over contiguous elements.
+  static bool vectorizable(const AccessAnalysis& a, const LoopInfo& loop) {
+    if (!loop.innermost || loop.loop->for_kind != ForKind::Serial) return false;
+    if (std::optional<int64_t> n = const_value(loop.loop->extent); n && *n < kMinVectorExtent)
+      return false;
+    bool lanes = loop.independent;
+    if (loop.reduction) {
+      lanes = true;
+      for (const Reduction& r : loop.reductions)
+        lanes = lanes && r.into_local;
+    }
+    return lanes && contiguous_along(a, loop, loop.loop->var);
+  }
 
-  Stmt interchange_all(const Stmt& s) {
+  // --------------------------------------------------------------- accumulator interchange
+
+  Stmt interchange_accumulators(const Stmt& s) {
+    AccessAnalysis a = analyze(s);
     struct Walker : ir::IRMutator {
       PrimScheduler* self = nullptr;
+      const AccessAnalysis* analysis = nullptr;
 
     protected:
       Stmt mutate_node(const ir::For* node, const Stmt& me) override {
-        Stmt swapped = self->interchange(*node);
+        Stmt swapped = self->interchange(*node, *analysis);
         if (swapped.defined()) return swapped;
         return ir::IRMutator::mutate_node(node, me);
       }
     } w;
     w.self = this;
+    w.analysis = &a;
     return w.mutate(s);
   }
 
-  // For j { var acc = init; R; out[..., j] = fin(acc) } with R a reduction nest updating acc:
-  // Seq { for j { out[..., j] = init }; R with its innermost body inside a new `for j`,
-  // updating out[..., j] in place; for j { out[..., j] = fin(out[..., j]) } }.
-  Stmt interchange(const ir::For& loop) {
+  // An independent loop j around an accumulator (a local declared, updated by a reduction
+  // nest, then stored to out[I] contiguously along j):
+  //   for j { var acc = init; R; out[I] = fin(acc) }
+  // becomes init, update and finish loops, the update's j loop innermost in R, in place:
+  //   for j { out[I] = init }; R with `for j { out[I] = out[I] op e }` innermost;
+  //   for j { out[I] = fin(out[I]) }.
+  Stmt interchange(const ir::For& loop, const AccessAnalysis& a) {
+    if (loop.for_kind != ForKind::Serial || !a.loop(&loop).independent) return Stmt();
     const ir::Seq* body = unwrap(loop.body).as<ir::Seq>();
     if (!body || body->stmts.size() != 3) return Stmt();
     const ir::LocalDecl* decl = body->stmts[0].as<ir::LocalDecl>();
@@ -225,58 +210,63 @@ private:
     if (!decl || !decl->is_mutable || !reduce || !store) return Stmt();
     const std::string& j = loop.var;
     const std::string& acc = decl->name;
-    Access out{store->buffer, index_exprs(store->indices)};
-    for (const sym::Expr& i : out.idx)
-      if (!i.defined()) return Stmt();
-    sym::Expr last = innermost_index(out);
-    if (!last.defined() || !last.is<sym::Sym>() || last.as<sym::Sym>()->name != j) return Stmt();
-    auto dt = dtypes_.find(out.buffer);
+    auto dt = dtypes_.find(store->buffer);
     if (dt == dtypes_.end() || dt->second != decl->dtype) return Stmt();
 
-    Summary r = summarize(body->stmts[1]);
-    if (!r.stores.empty() || r.has_evaluate) return Stmt();
-    for (const ir::Assign* a : r.assigns)
-      if (a->name != acc) return Stmt();
-    for (const ir::For* f : r.fors)
-      if (mentions(f->min, j) || mentions(f->extent, j)) return Stmt();
-    for (const Access& a : r.loads)
-      if (a.buffer == out.buffer) return Stmt();
-    // The one innermost loop holds every use of acc and of j.
-    const ir::For* inner = nullptr;
-    for (const ir::For* f : r.fors) {
-      if (!summarize(f->body).fors.empty()) continue;
+    // R accumulates into acc alone, reads nothing of out, and its bounds do not depend on j.
+    const LoopInfo& r = a.loop(reduce);
+    if (!r.reduction || r.reductions.size() != 1 || !r.reductions[0].into_local ||
+        r.reductions[0].target != acc)
+      return Stmt();
+    for (size_t id : r.accesses)
+      if (a.accesses()[id].is_store() || a.accesses()[id].buffer == store->buffer) return Stmt();
+    // The one innermost loop of R holds every use of acc and of j.
+    const LoopInfo* inner = nullptr;
+    for (const LoopInfo& l : a.loops()) {
+      bool in_r = false;
+      for (const ir::For* p = l.loop; p && !in_r; p = a.loop(p).parent)
+        in_r = p == reduce;
+      if (!in_r) continue;
+      if (bounds_mention(*l.loop, j)) return Stmt();
+      if (!l.innermost) continue;
       if (inner) return Stmt();
-      inner = f;
+      inner = &l;
     }
     if (!inner) return Stmt();
-    Summary in = summarize(inner->body);
-    if (in.assigns.size() != r.assigns.size() || in.local_reads[acc] != r.local_reads[acc])
+    Uses everywhere, outside;
+    everywhere.local = outside.local = acc;
+    everywhere.symbol = outside.symbol = j;
+    outside.skip = inner->loop;
+    everywhere.visit(body->stmts[1]);
+    outside.visit(body->stmts[1]);
+    if (outside.symbol_uses || outside.local_reads || outside.local_assigns ||
+        !everywhere.local_assigns)
       return Stmt();
-    if (uses_outside(body->stmts[1], inner, j)) return Stmt();
-    // The final value reads acc, and nothing of out.
-    Summary fin;
-    fin.visit(store->value);
-    for (const Access& a : fin.loads)
-      if (a.buffer == out.buffer) return Stmt();
+    // The final value reads acc and nothing of out; out[I] is contiguous along j.
+    const Access* out = nullptr;
+    for (size_t id : a.loop(&loop).accesses) {
+      const Access& x = a.accesses()[id];
+      if (x.store == store) out = &x;
+      if (!x.is_store() && x.buffer == store->buffer) return Stmt();
+    }
+    if (!out || !a.contiguous(*out, j)) return Stmt();
+    for (const sym::Expr& i : out->indices)
+      if (!i.defined()) return Stmt();
 
     // Worth it: the kept axis is contiguous in some load, and in at least as many as the
     // innermost reduction loop is, unless that loop is too short to vectorize anyway (a
     // reduction over the last axis stays as it is; a conv's kernel width gives way).
-    int by_j = 0, by_r = 0;
-    for (const Access& a : in.loads) {
-      by_j += contiguous(a, j) ? 1 : 0;
-      by_r += contiguous(a, inner->var) ? 1 : 0;
-    }
-    std::optional<int64_t> r_extent = const_value(inner->extent);
+    int by_j = contiguous_loads(a, *inner, j);
+    int by_r = contiguous_loads(a, *inner, inner->loop->var);
+    std::optional<int64_t> r_extent = const_value(inner->loop->extent);
     bool short_r = r_extent && *r_extent < kShortReduction;
     if (by_j == 0 || (by_j < by_r && !short_r)) return Stmt();
 
-    ir::DType out_dtype = dt->second;
-    PrimExpr current = ir::Load::make(out_dtype, store->buffer, store->indices);
+    PrimExpr current = ir::Load::make(dt->second, store->buffer, store->indices);
     auto j_loop = [&](Stmt s) {
       return ir::For::make(j, loop.min, loop.extent, ForKind::Serial, std::move(s));
     };
-    // acc becomes out[..., j].
+    // acc becomes out[I].
     struct AccToOut : ir::IRMutator {
       std::string acc;
       const ir::Store* store = nullptr;
@@ -306,7 +296,7 @@ private:
                              node->loc);
       }
     } wrap;
-    wrap.inner = inner;
+    wrap.inner = inner->loop;
     wrap.wrap = [&](Stmt b) { return j_loop(to_out.mutate(b)); };
 
     std::vector<Stmt> stmts;
@@ -319,139 +309,113 @@ private:
     return ir::Seq::make(std::move(stmts), loop.loc);
   }
 
-  // Whether `s` mentions symbol `name` anywhere but inside `inner`'s body.
-  static bool uses_outside(const Stmt& s, const ir::For* inner, const std::string& name) {
-    struct Uses : ir::IRVisitor {
-      const ir::For* inner = nullptr;
-      std::string name;
-      bool found = false;
+  // --------------------------------------------------------------- nest interchange
 
-    protected:
-      void visit_node(const ir::For* node) override {
-        found |= mentions(node->min, name) || mentions(node->extent, name);
-        if (node != inner) ir::IRVisitor::visit_node(node);
+  // Swaps perfectly nested loops, one pair at a time, until none is worth swapping:
+  //   - a movable loop that is not innermost moves out past a loop that is not independent
+  //     (a reduction or a serial loop), so that it can run in parallel;
+  //   - a movable loop moves in past an innermost loop that cannot be vectorized, when more
+  //     loads are contiguous along it, so that it becomes the vector loop.
+  // Either swap is legal because the movable loop's iterations write disjoint elements
+  // whatever the other loop does (see AccessAnalysis.h).
+  Stmt interchange_nests(Stmt body) {
+    for (int k = 0; k < kMaxInterchanges; ++k) {
+      AccessAnalysis a = analyze(body);
+      const ir::For* outer = nullptr;
+      for (const LoopInfo& o : a.loops()) {
+        const ir::For* n = perfectly_nested(*o.loop);
+        if (!n || o.loop->for_kind != ForKind::Serial || n->for_kind != ForKind::Serial ||
+            bounds_mention(*n, o.loop->var))
+          continue;
+        const LoopInfo& in = a.loop(n);
+        bool hoist = !o.independent && in.movable && !in.innermost;
+        bool sink = in.innermost && o.movable && !vectorizable(a, in) &&
+                    contiguous_along(a, in, o.loop->var) &&
+                    contiguous_loads(a, in, o.loop->var) > contiguous_loads(a, in, n->var);
+        if (hoist || sink) {
+          outer = o.loop;
+          break;
+        }
       }
-      void visit_node(const ir::Index* node) override { found |= mentions(node->value, name); }
-    } u;
-    u.inner = inner;
-    u.name = name;
-    u.visit(s);
-    return u.found;
-  }
-
-  // --------------------------------------------------------------- vectorize
-
-  // A local update the vectorizer turns into vector accumulators: acc = acc op e.
-  static bool simple_reduction(const ir::Assign& a) {
-    const ir::PrimBinary* b = a.value.as<ir::PrimBinary>();
-    if (!b) return false;
-    if (b->op != ir::BinaryOp::Add && b->op != ir::BinaryOp::Mul && b->op != ir::BinaryOp::Min &&
-        b->op != ir::BinaryOp::Max)
-      return false;
-    auto is_acc = [&](const PrimExpr& e) {
-      const ir::LocalRef* r = e.as<ir::LocalRef>();
-      return r && r->name == a.name;
-    };
-    const PrimExpr& other = is_acc(b->a) ? b->b : b->a;
-    if (!is_acc(b->a) && !is_acc(b->b)) return false;
-    Summary s;
-    s.visit(other);
-    return s.local_reads[a.name] == 0;
-  }
-
-  bool vectorizable(const ir::For& loop) {
-    if (std::optional<int64_t> n = const_value(loop.extent); n && *n < kMinVectorExtent)
-      return false;
-    Summary s = summarize(loop.body);
-    if (!s.fors.empty() || s.has_evaluate) return false;
-    bool any_contiguous = false;
-    std::set<std::string> stored;
-    for (const Access& a : s.stores) {
-      if (!contiguous(a, loop.var)) return false;
-      stored.insert(a.buffer);
-      any_contiguous = true;
+      if (!outer) return body;
+      body = swap_with_inner(body, outer);
     }
-    for (const Access& a : s.loads) {
-      if (stored.count(a.buffer)) {
-        bool same = false;
-        for (const Access& w : s.stores)
-          same |= w.buffer == a.buffer && same_indices(w.idx, a.idx);
-        if (!same) return false;
-      }
-      any_contiguous |= contiguous(a, loop.var);
-    }
-    for (const ir::Assign* a : s.assigns)
-      if (!s.locals.count(a->name) && !simple_reduction(*a)) return false;
-    return any_contiguous;
+    return body;
   }
 
-  Stmt vectorize(const Stmt& s) {
-    struct Walker : ir::IRMutator {
-      PrimScheduler* self = nullptr;
+  static Stmt swap_with_inner(const Stmt& body, const ir::For* outer) {
+    struct Swap : ir::IRMutator {
+      const ir::For* outer = nullptr;
 
     protected:
       Stmt mutate_node(const ir::For* node, const Stmt& me) override {
-        Stmt inner = ir::IRMutator::mutate_node(node, me);
-        const ir::For* f = inner.as<ir::For>();
-        if (f->for_kind != ForKind::Serial || !self->vectorizable(*f)) return inner;
-        return ir::For::make(f->var, f->min, f->extent, ForKind::Vectorized, f->body, f->loc);
+        if (node != outer) return ir::IRMutator::mutate_node(node, me);
+        const ir::For* n = perfectly_nested(*node);
+        Stmt o =
+            ir::For::make(node->var, node->min, node->extent, node->for_kind, n->body, node->loc);
+        return ir::For::make(n->var, n->min, n->extent, n->for_kind, o, n->loc);
       }
-    } w;
-    w.self = this;
-    return w.mutate(s);
+    } swap;
+    swap.outer = outer;
+    return swap.mutate(body);
   }
 
-  // --------------------------------------------------------------- parallel
+  // --------------------------------------------------------------- loop kinds
 
-  // Iterations of `loop` write distinct elements and update no local declared outside it.
-  bool parallel_safe(const ir::For& loop) {
-    Summary s = summarize(loop.body);
-    if (s.has_evaluate) return false;
-    for (const ir::Assign* a : s.assigns)
-      if (!s.locals.count(a->name)) return false;
-    std::set<std::string> stored;
-    for (const Access& a : s.stores) {
-      stored.insert(a.buffer);
-      bool distinct = false;
-      for (const sym::Expr& i : a.idx) {
-        if (!i.defined() || !mentions(i, loop.var)) continue;
-        sym::Expr rest = sym::simplify(i - sym::sym(loop.var));
-        bool free = !mentions(rest, loop.var);
-        for (const std::string& v : s.loop_vars)
-          free = free && !mentions(rest, v);
-        distinct |= free;
+  // Vectorizes every vectorizable innermost loop; makes parallel the outer loops of each
+  // top-level nest down its perfectly nested chain of independent loops (the code generator
+  // collapses such a chain into one parallel range), stopping at the vectorized loop and at
+  // an innermost loop over contiguous elements (too short to vectorize, it stays serial inside);
+  // splits a top-level vectorized loop into parallel chunks.
+  Stmt assign_kinds(const Stmt& body) {
+    AccessAnalysis a = analyze(body);
+    std::map<const ir::For*, ForKind> kinds;
+    std::set<const ir::For*> chunk;
+    for (const LoopInfo& l : a.loops())
+      if (vectorizable(a, l)) kinds[l.loop] = ForKind::Vectorized;
+
+    std::vector<Stmt> top;
+    flatten(body, top);
+    for (const Stmt& t : top) {
+      const ir::For* f = unwrap(t).as<ir::For>();
+      if (!f) continue;
+      if (kinds.count(f)) {
+        std::optional<int64_t> n = const_value(f->extent);
+        if (a.loop(f).independent && !(n && *n <= kChunk)) chunk.insert(f);
+        continue;
       }
-      if (!distinct) return false;
+      for (; f && f->for_kind == ForKind::Serial && !kinds.count(f); f = perfectly_nested(*f)) {
+        const LoopInfo& l = a.loop(f);
+        bool contiguous = false;
+        for (size_t id : l.accesses)
+          contiguous |= a.contiguous(a.accesses()[id], f->var);
+        if (!l.independent || (l.innermost && contiguous)) break;
+        kinds[f] = ForKind::Parallel;
+      }
     }
-    for (const Access& a : s.loads) {
-      if (!stored.count(a.buffer)) continue;
-      bool same = false;
-      for (const Access& w : s.stores)
-        same |= w.buffer == a.buffer && same_indices(w.idx, a.idx);
-      if (!same) return false;
-    }
-    return true;
-  }
 
-  // An innermost loop over contiguous elements (too short to vectorize): it stays serial
-  // inside the parallel ones.
-  bool innermost_contiguous(const ir::For& f) const {
-    Summary s = summarize(f.body);
-    if (!s.fors.empty()) return false;
-    for (const std::vector<Access>* accesses : {&s.stores, &s.loads})
-      for (const Access& a : *accesses)
-        if (contiguous(a, f.var)) return true;
-    return false;
-  }
+    struct Rebuild : ir::IRMutator {
+      PrimScheduler* self = nullptr;
+      const std::map<const ir::For*, ForKind>* kinds = nullptr;
+      const std::set<const ir::For*>* chunk = nullptr;
 
-  Stmt parallel_chain(const Stmt& s) {
-    const ir::For* f = s.as<ir::For>();
-    if (!f || f->for_kind != ForKind::Serial || !parallel_safe(*f)) return s;
-    if (innermost_contiguous(*f)) return s;
-    Stmt body = f->body;
-    const Stmt& inner = unwrap(body);
-    if (inner.is<ir::For>()) body = parallel_chain(inner);
-    return ir::For::make(f->var, f->min, f->extent, ForKind::Parallel, body, f->loc);
+    protected:
+      Stmt mutate_node(const ir::For* node, const Stmt& me) override {
+        Stmt body = mutate(node->body);
+        auto k = kinds->find(node);
+        ForKind kind = k == kinds->end() ? node->for_kind : k->second;
+        if (chunk->count(node)) return self->chunked(*node, body);
+        if (kind == node->for_kind && body.same_as(node->body)) return me;
+        return ir::For::make(node->var, node->min, node->extent, kind, body, node->loc);
+      }
+    } rebuild;
+    rebuild.self = this;
+    rebuild.kinds = &kinds;
+    rebuild.chunk = &chunk;
+    std::vector<Stmt> out;
+    for (const Stmt& t : top)
+      out.push_back(rebuild.mutate(t));
+    return ir::Seq::make(std::move(out), body->loc);
   }
 
   static void flatten(const Stmt& s, std::vector<Stmt>& out) {
@@ -463,39 +427,20 @@ private:
     out.push_back(s);
   }
 
-  Stmt parallelize(const Stmt& s) {
-    std::vector<Stmt> top;
-    flatten(s, top);
-    for (Stmt& t : top) {
-      const Stmt& u = unwrap(t);
-      const ir::For* f = u.as<ir::For>();
-      if (!f) continue;
-      if (f->for_kind == ForKind::Vectorized) {
-        t = chunked(*f);
-        continue;
-      }
-      t = parallel_chain(u);
-    }
-    return ir::Seq::make(std::move(top), s->loc);
-  }
-
-  // for v in lo..lo+n vectorize { body } as parallel chunks of kChunk elements.
-  Stmt chunked(const ir::For& f) {
-    std::optional<int64_t> n = const_value(f.extent);
-    if ((n && *n <= kChunk) || !parallel_safe(f))
-      return ir::For::make(f.var, f.min, f.extent, f.for_kind, f.body, f.loc);
+  // for v in lo..lo+n { body } as parallel chunks of kChunk elements around vectorized loops.
+  Stmt chunked(const ir::For& f, const Stmt& body) {
     std::string outer = fresh("chunk");
     sym::Expr c = sym::sym(outer);
     sym::Expr count =
         sym::simplify(sym::floordiv(f.extent + sym::Expr(kChunk - 1), sym::Expr(kChunk)));
     sym::Expr lo = sym::simplify(f.min + c * sym::Expr(kChunk));
     sym::Expr len = sym::simplify(sym::min(sym::Expr(kChunk), f.extent - c * sym::Expr(kChunk)));
-    Stmt inner = ir::For::make(f.var, lo, len, ForKind::Vectorized, f.body, f.loc);
+    Stmt inner = ir::For::make(f.var, lo, len, ForKind::Vectorized, body, f.loc);
     return ir::For::make(outer, sym::Expr(0), count, ForKind::Parallel, inner, f.loc);
   }
 
   const ir::PrimFunc& p_;
-  std::map<std::string, std::vector<sym::Expr>> shapes_;
+  PassContext& ctx_;
   std::map<std::string, ir::DType> dtypes_;
   std::set<std::string> names_;
 };
@@ -533,7 +478,7 @@ ir::Module schedule(const ir::Module& legalized, PassContext& ctx) {
     p->outputs = d.prim->outputs;
     p->where = d.prim->where;
     p->loc = d.prim->loc;
-    p->body = PrimScheduler(*d.prim).run();
+    p->body = PrimScheduler(*d.prim, ctx).run();
     out.add(Ref<ir::PrimFunc>(p));
   }
   return out;

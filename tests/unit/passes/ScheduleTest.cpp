@@ -342,6 +342,106 @@ prim rows(x: f32[n, m]) -> (y: f32[n, m]) {
 )");
 }
 
+// Prims in forms legalize does not make: the schedule comes from the access analysis, not
+// from the statement shapes.
+TEST_F(ScheduleTest, FormsLegalizeDoesNotMake) {
+  SCHEDULE_PRIMS(R"(
+prim reduce_outermost(x: f32[n, k, m]) -> (y: f32[n, m]) {
+  for r in 0..k {
+    for i in 0..n {
+      for j in 0..m {
+        y[i, j] = y[i, j] + x[i, r, j]
+      }
+    }
+  }
+}
+
+prim matmul_ijk(a: f32[n, k], b: f32[k, m]) -> (c: f32[n, m]) {
+  for i in 0..n {
+    for j in 0..m {
+      for r in 0..k {
+        c[i, j] = c[i, j] + a[i, r] * b[r, j]
+      }
+    }
+  }
+}
+
+prim steps(x: f32[n, m]) -> (y: f32[t, n, m]) {
+  for s in 1..t {
+    for i in 0..n {
+      for j in 0..m {
+        y[s, i, j] = y[s - 1, i, j] * x[i, j]
+      }
+    }
+  }
+}
+
+prim running(x: f32[n]) -> (y: f32[n]) {
+  var run: f32 = 0.0
+  for i in 0..n {
+    run = run + x[i]
+    y[i] = run
+  }
+}
+
+prim column_scan(x: f32[n, m]) -> (y: f32[n, m]) {
+  for i in 1..n {
+    for j in 0..m {
+      y[i, j] = y[i - 1, j] + x[i, j]
+    }
+  }
+}
+)");
+  expect_valid_and_round_trips();
+  // The reduction loop moves inside the kept row loop, which runs in parallel; the columns
+  // stay innermost and vectorized.
+  EXPECT_EQ(prim_body("reduce_outermost"), R"(  parallel for i in 0..n {
+    for r in 0..k {
+      vectorize for j in 0..m {
+        y[i, j] = y[i, j] + x[i, r, j]
+      }
+    }
+  }
+}
+)");
+  // The reduction over r accumulates into c[i, j]; j moves inside it, contiguous in c and b.
+  EXPECT_EQ(prim_body("matmul_ijk"), R"(  parallel for i in 0..n {
+    for r in 0..k {
+      vectorize for j in 0..m {
+        c[i, j] = c[i, j] + a[i, r] * b[r, j]
+      }
+    }
+  }
+}
+)");
+  // s carries a true dependence; the rows, independent whatever s does, move out of it.
+  EXPECT_EQ(prim_body("steps"), R"(  parallel for i in 0..n {
+    for s in 1..t {
+      vectorize for j in 0..m {
+        y[s, i, j] = y[s - 1, i, j] * x[i, j]
+      }
+    }
+  }
+}
+)");
+  // Every partial sum is stored: a scan, neither parallel nor vectorized.
+  EXPECT_EQ(prim_body("running"), R"(  var run: f32 = 0.0
+  for i in 0..n {
+    run = run + x[i]
+    y[i] = run
+  }
+}
+)");
+  // Row i reads row i - 1: i stays serial (and outermost); each row is vectorized.
+  EXPECT_EQ(prim_body("column_scan"), R"(  for i in 1..n {
+    vectorize for j in 0..m {
+      y[i, j] = y[i - 1, j] + x[i, j]
+    }
+  }
+}
+)");
+}
+
 TEST_F(ScheduleTest, BertLayer) {
   ASSERT_TRUE(schedule(read_source("examples/bert_layer.dsc"))) << errors();
   expect_valid_and_round_trips();
