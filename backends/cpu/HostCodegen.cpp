@@ -11,7 +11,7 @@
 #include <map>
 
 #include "backends/cpu/CpuBackend.h"
-#include "backends/cpu/SymbolicCodegen.h"
+#include "backends/llvm/SymbolicCodegen.h"
 #include "ir/DLDataType.h"
 #include "ir/LibraryRoutine.h"
 #include "symbolic/Printer.h"
@@ -122,7 +122,7 @@ private:
       fail(what + " has no value");
       return b_.getInt64(0);
     }
-    return emit_symbolic(b_, e, [this](const std::string& s) { return symbol(s); });
+    return llvmgen::emit_symbolic(b_, e, [this](const std::string& s) { return symbol(s); });
   }
 
   // Continues in a new block when `holds`; otherwise returns failure() from the host function.
@@ -217,7 +217,7 @@ private:
         return;
       }
       llvm::Value* holds =
-          emit_symbolic_bool(b_, c.predicate, [this](const std::string& s) { return symbol(s); });
+          llvmgen::emit_symbolic_bool(b_, c.predicate, [this](const std::string& s) { return symbol(s); });
       std::vector<llvm::Value*> values;
       for (const std::string& s : c.symbols)
         values.push_back(symbol(s));

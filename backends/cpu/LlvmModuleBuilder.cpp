@@ -14,7 +14,8 @@
 
 #include "backends/cpu/CpuBackend.h"
 #include "backends/cpu/HostCodegen.h"
-#include "backends/cpu/KernelCodegen.h"
+#include "backends/cpu/CpuKernel.h"
+#include "backends/llvm/KernelCodegen.h"
 
 namespace dsc::cpu {
 
@@ -38,7 +39,7 @@ bool emit_kernels(const ir::Module& m, llvm::Module& out,
     }
     llvm::Function* kernel = nullptr;
     try {
-      kernel = emit_kernel(out, *decl.prim, symbol);
+      kernel = emit_cpu_kernel(out, *decl.prim, symbol);
     } catch (const std::exception& e) {
       set_error(error, "prim '" + name + "': " + e.what());
       return false;
@@ -47,7 +48,7 @@ bool emit_kernels(const ir::Module& m, llvm::Module& out,
       set_error(error, "prim '" + name + "': the CPU backend could not compile it");
       return false;
     }
-    std::string problems = verify_kernel(*kernel);
+    std::string problems = llvmgen::verify_kernel(*kernel);
     if (!problems.empty()) {
       set_error(error, "prim '" + name +
                            "': the generated LLVM IR is invalid (LLVM verifier): " + problems);

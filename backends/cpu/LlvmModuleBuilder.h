@@ -1,5 +1,5 @@
 #pragma once
-// One LLVM module for a whole dsc module: a kernel per prim (KernelCodegen.h), a host
+// One LLVM module for a whole dsc module: a kernel per prim (CpuKernel.h), a host
 // function per host program (HostCodegen.h), optionally the `dsc_manifest` string a `.so`
 // exports; then verified, and optimized by LLVM's default pipeline for the target machine.
 

@@ -1,4 +1,4 @@
-// Kernel code generation (backends/cpu/KernelCodegen.h) end to end: prims from .dsc text,
+// Kernel code generation (backends/llvm/KernelCodegen.h, for the CPU: backends/cpu/CpuKernel.h) end to end: prims from .dsc text,
 // JIT-compiled at O3 for the host, run on host data and compared with values computed here,
 // at sizes 0, 1, primes, 33 and other non-multiples of the vector width. Also what the
 // optimized IR must show: vector types in `vectorize` loops, vector accumulators in
