@@ -389,8 +389,12 @@ private:
       fail(what + ": the module has no such prim");
       return;
     }
-    llvm::Function* kernel = kernel_(s.callee);
-    if (!kernel || kernel->arg_size() != 2) {
+    const std::string symbol = kernel_(s.callee);
+    llvm::FunctionType* kernel_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr_, ptr_}, false);
+    llvm::Function* kernel = symbol.empty() ? nullptr : out_.getFunction(symbol);
+    if (!kernel && !symbol.empty())
+      kernel = llvm::Function::Create(kernel_type, llvm::Function::ExternalLinkage, symbol, out_);
+    if (!kernel || kernel->getFunctionType() != kernel_type) {
       fail(what + ": it has no compiled kernel");
       return;
     }
@@ -422,7 +426,7 @@ private:
       b_.CreateStore(eval(s.ints[j], "symbol " + symbols[j] + " of " + what),
                      b_.CreateConstInBoundsGEP1_64(i64_, ints, j));
     if (!ok()) return;
-    b_.CreateCall(llvm::FunctionCallee(kernel->getFunctionType(), kernel), {buffers, ints});
+    b_.CreateCall(llvm::FunctionCallee(kernel_type, kernel), {buffers, ints});
   }
 
   // runtime_function(buffer pointers..., int64 scalars...), as ir/LibraryRoutines.def says.

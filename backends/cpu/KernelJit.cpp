@@ -88,7 +88,7 @@ std::unique_ptr<KernelJit> KernelJit::compile(const std::vector<Ref<ir::PrimFunc
       error = problem.message;
       return nullptr;
     }
-    llvm::Function* f = emit_cpu_kernel(*module, *p, kernel_symbol(p->name));
+    llvm::Function* f = emit_cpu_kernel(*module, *p, kernel_symbol(p->name), options.index_bits);
     std::string problems = llvmgen::verify_kernel(*f);
     if (!problems.empty()) {
       error = "kernel '" + p->name + "' does not verify:\n" + problems;

@@ -19,7 +19,8 @@ namespace dsc::cpu {
 using KernelFunction = void (*)(void* const* buffers, const int64_t* symbols);
 
 struct KernelJitOptions {
-  int opt_level = 3; // 0 to 3
+  int opt_level = 3;   // 0 to 3
+  int index_bits = 64; // 32 or 64: the width of index arithmetic (ir::Target::index_bits)
 };
 
 class KernelJit {
