@@ -45,8 +45,8 @@ public:
   virtual void emit_for(KernelEmitter& emitter, const ir::For& f) = 0;
 
   // `call`, an intrinsic called as a statement for its effect (Purity::Effect, or one the
-  // table does not know). check the prim first: this is an internal error when the target
-  // cannot run it.
+  // table does not know). One the target cannot run is an internal error here: targets
+  // report it as a user error before emitting (cpu::check_kernel).
   virtual void emit_effect(KernelEmitter& emitter, const ir::Intrinsic& call) = 0;
 
   // `fn` on `args` (all of one float type) where it has no inline code: the f64 math of
