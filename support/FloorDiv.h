@@ -7,7 +7,7 @@
 // As in Python, the quotient rounds toward negative infinity and the remainder takes the
 // divisor's sign: floor_div(-7, 2) == -4, floor_mod(-7, 2) == 1, floor_mod(7, -2) == -1.
 // The cases Python raises on are total here, the same way the generated code makes them total
-// (backends/cpu/SymbolicCodegen.h): x / 0 == 0 and x % 0 == x, so that a division guarded by a
+// (backends/llvm/SymbolicCodegen.h): x / 0 == 0 and x % 0 == x, so that a division guarded by a
 // shape check never traps; INT64_MIN / -1 wraps to INT64_MIN and INT64_MIN % -1 == 0. A caller
 // that must not wrap (constant folding, overflow-checked evaluation) rules that case out first.
 

@@ -95,8 +95,8 @@ bool compile(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
   out->tm = create_target_machine(out->target, error);
   if (!out->tm) return false;
   const std::string json = embed_manifest ? runtime::to_json(manifest) : std::string();
-  if (!build_llvm_module(m, hosts, *out->tm, out->target.vector_width,
-                         embed_manifest ? &json : nullptr, &out->llvm, error))
+  if (!build_llvm_module(m, hosts, *out->tm, out->target, embed_manifest ? &json : nullptr,
+                         &out->llvm, error))
     return false;
   if (optimize) optimize_llvm_module(*out->llvm.module, *out->tm, out->target.opt_level);
   out->manifest = std::move(manifest);
@@ -153,7 +153,7 @@ std::unique_ptr<runtime::Model> jit_compile(const ir::Module& m,
     return nullptr;
   }
   LlvmModule built;
-  if (!build_llvm_module(m, hosts, **tm, target.vector_width, nullptr, &built, error))
+  if (!build_llvm_module(m, hosts, **tm, target, nullptr, &built, error))
     return nullptr;
   optimize_llvm_module(*built.module, **tm, target.opt_level);
   // The ThreadSafeModule takes the module and its context in the order it destroys them.

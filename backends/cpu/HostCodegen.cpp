@@ -11,7 +11,7 @@
 #include <map>
 
 #include "backends/cpu/CpuBackend.h"
-#include "backends/cpu/SymbolicCodegen.h"
+#include "backends/llvm/SymbolicCodegen.h"
 #include "ir/DLDataType.h"
 #include "ir/LibraryRoutine.h"
 #include "symbolic/Printer.h"
@@ -122,7 +122,7 @@ private:
       fail(what + " has no value");
       return b_.getInt64(0);
     }
-    return emit_symbolic(b_, e, [this](const std::string& s) { return symbol(s); });
+    return llvmgen::emit_symbolic(b_, e, [this](const std::string& s) { return symbol(s); });
   }
 
   // Continues in a new block when `holds`; otherwise returns failure() from the host function.
@@ -217,7 +217,7 @@ private:
         return;
       }
       llvm::Value* holds =
-          emit_symbolic_bool(b_, c.predicate, [this](const std::string& s) { return symbol(s); });
+          llvmgen::emit_symbolic_bool(b_, c.predicate, [this](const std::string& s) { return symbol(s); });
       std::vector<llvm::Value*> values;
       for (const std::string& s : c.symbols)
         values.push_back(symbol(s));
@@ -389,8 +389,12 @@ private:
       fail(what + ": the module has no such prim");
       return;
     }
-    llvm::Function* kernel = kernel_(s.callee);
-    if (!kernel || kernel->arg_size() != 2) {
+    const std::string symbol = kernel_(s.callee);
+    llvm::FunctionType* kernel_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr_, ptr_}, false);
+    llvm::Function* kernel = symbol.empty() ? nullptr : out_.getFunction(symbol);
+    if (!kernel && !symbol.empty())
+      kernel = llvm::Function::Create(kernel_type, llvm::Function::ExternalLinkage, symbol, out_);
+    if (!kernel || kernel->getFunctionType() != kernel_type) {
       fail(what + ": it has no compiled kernel");
       return;
     }
@@ -422,7 +426,7 @@ private:
       b_.CreateStore(eval(s.ints[j], "symbol " + symbols[j] + " of " + what),
                      b_.CreateConstInBoundsGEP1_64(i64_, ints, j));
     if (!ok()) return;
-    b_.CreateCall(llvm::FunctionCallee(kernel->getFunctionType(), kernel), {buffers, ints});
+    b_.CreateCall(llvm::FunctionCallee(kernel_type, kernel), {buffers, ints});
   }
 
   // runtime_function(buffer pointers..., int64 scalars...), as ir/LibraryRoutines.def says.

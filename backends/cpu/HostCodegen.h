@@ -17,11 +17,14 @@
 
 namespace dsc::cpu {
 
-// The kernel compiled for a prim of the module, or null when there is none.
-using KernelLookup = std::function<llvm::Function*(const std::string& prim_name)>;
+// The symbol of the kernel compiled for a prim of the module (runtime/HostABI.h's kernel
+// ABI), or "" when there is none. A symbol, not an llvm::Function: the host calls kernels by
+// name, whichever backend compiled them and into whichever module (a GPU backend's kernels
+// are launched, not called).
+using KernelLookup = std::function<std::string(const std::string& prim_name)>;
 
 // Emits host_symbol(program.name) into `out` (external linkage). `m` is the module whose prims
-// the program's Kernel steps call. Null with `*error` set when the program is malformed (a
+// the program's Kernel steps call; a kernel `out` does not define yet is declared there. Null with `*error` set when the program is malformed (a
 // buffer, param or axis out of range, a symbol no dim binds, an unknown prim or a call that
 // does not match its signature, an output index missing or repeated).
 llvm::Function* emit_host_function(llvm::Module& out, const ir::Module& m,

@@ -17,7 +17,8 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
-#include "backends/cpu/KernelCodegen.h"
+#include "backends/cpu/CpuKernel.h"
+#include "backends/llvm/KernelCodegen.h"
 #include "backends/cpu/LlvmModuleBuilder.h"
 #include "runtime/HostABI.h"
 
@@ -87,8 +88,8 @@ std::unique_ptr<KernelJit> KernelJit::compile(const std::vector<Ref<ir::PrimFunc
       error = problem.message;
       return nullptr;
     }
-    llvm::Function* f = emit_kernel(*module, *p, kernel_symbol(p->name));
-    std::string problems = verify_kernel(*f);
+    llvm::Function* f = emit_cpu_kernel(*module, *p, kernel_symbol(p->name), options.index_bits);
+    std::string problems = llvmgen::verify_kernel(*f);
     if (!problems.empty()) {
       error = "kernel '" + p->name + "' does not verify:\n" + problems;
       return nullptr;

@@ -1,5 +1,5 @@
 #pragma once
-// Prims compiled to machine code in this process: the kernels of KernelCodegen.h, optimized
+// Prims compiled to machine code in this process: the kernels of CpuKernel.h, optimized
 // for the host CPU (O3 by default) and loaded with ORC LLJIT. For tests and benchmarks of
 // kernel code generation, which need no host program; whole models go through the JIT of
 // CpuBackend.h. The header does not expose LLVM.
@@ -19,7 +19,8 @@ namespace dsc::cpu {
 using KernelFunction = void (*)(void* const* buffers, const int64_t* symbols);
 
 struct KernelJitOptions {
-  int opt_level = 3; // 0 to 3
+  int opt_level = 3;   // 0 to 3
+  int index_bits = 64; // 32 or 64: the width of index arithmetic (ir::Target::index_bits)
 };
 
 class KernelJit {

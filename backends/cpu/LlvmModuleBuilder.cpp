@@ -14,7 +14,9 @@
 
 #include "backends/cpu/CpuBackend.h"
 #include "backends/cpu/HostCodegen.h"
-#include "backends/cpu/KernelCodegen.h"
+#include "backends/cpu/TargetSelection.h"
+#include "backends/cpu/CpuKernel.h"
+#include "backends/llvm/KernelCodegen.h"
 
 namespace dsc::cpu {
 
@@ -24,9 +26,9 @@ void set_error(std::string* error, const std::string& message) {
   if (error) *error = message;
 }
 
-// Kernels of every prim of `m`, by prim name.
-bool emit_kernels(const ir::Module& m, llvm::Module& out,
-                  std::map<std::string, llvm::Function*>* kernels, std::string* error) {
+// Kernels of every prim of `m`: their symbols, by prim name.
+bool emit_kernels(const ir::Module& m, llvm::Module& out, int index_bits,
+                  std::map<std::string, std::string>* kernels, std::string* error) {
   for (const ir::Module::Decl& decl : m.decls) {
     if (!decl.prim) continue;
     const std::string& name = decl.prim->name;
@@ -38,7 +40,7 @@ bool emit_kernels(const ir::Module& m, llvm::Module& out,
     }
     llvm::Function* kernel = nullptr;
     try {
-      kernel = emit_kernel(out, *decl.prim, symbol);
+      kernel = emit_cpu_kernel(out, *decl.prim, symbol, index_bits);
     } catch (const std::exception& e) {
       set_error(error, "prim '" + name + "': " + e.what());
       return false;
@@ -47,13 +49,13 @@ bool emit_kernels(const ir::Module& m, llvm::Module& out,
       set_error(error, "prim '" + name + "': the CPU backend could not compile it");
       return false;
     }
-    std::string problems = verify_kernel(*kernel);
+    std::string problems = llvmgen::verify_kernel(*kernel);
     if (!problems.empty()) {
       set_error(error, "prim '" + name +
                            "': the generated LLVM IR is invalid (LLVM verifier): " + problems);
       return false;
     }
-    kernels->emplace(name, kernel);
+    kernels->emplace(name, symbol);
   }
   return true;
 }
@@ -61,20 +63,20 @@ bool emit_kernels(const ir::Module& m, llvm::Module& out,
 } // namespace
 
 bool build_llvm_module(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
-                       llvm::TargetMachine& tm, int vector_width, const std::string* manifest_json,
+                       llvm::TargetMachine& tm, const ResolvedTarget& target, const std::string* manifest_json,
                        LlvmModule* out, std::string* error) {
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>("dsc", *context);
   module->setTargetTriple(tm.getTargetTriple().str());
   module->setDataLayout(tm.createDataLayout());
 
-  std::map<std::string, llvm::Function*> kernels;
-  if (!emit_kernels(m, *module, &kernels, error)) return false;
+  std::map<std::string, std::string> kernels;
+  if (!emit_kernels(m, *module, target.index_bits, &kernels, error)) return false;
 
   std::set<std::string> exported;
-  KernelLookup lookup = [&kernels](const std::string& prim) -> llvm::Function* {
+  KernelLookup lookup = [&kernels](const std::string& prim) -> std::string {
     auto it = kernels.find(prim);
-    return it == kernels.end() ? nullptr : it->second;
+    return it == kernels.end() ? std::string() : it->second;
   };
   for (const ir::HostProgram& host : hosts) {
     llvm::Function* f = emit_host_function(*module, m, host, lookup, error);
@@ -98,7 +100,7 @@ bool build_llvm_module(const ir::Module& m, const std::vector<ir::HostProgram>& 
     if (!f.hasFnAttribute("target-cpu")) f.addFnAttr("target-cpu", cpu);
     if (!f.hasFnAttribute("target-features") && !features.empty())
       f.addFnAttr("target-features", features);
-    if (vector_width != 0) f.addFnAttr("prefer-vector-width", std::to_string(vector_width));
+    if (target.vector_width != 0) f.addFnAttr("prefer-vector-width", std::to_string(target.vector_width));
   }
   for (llvm::GlobalVariable& g : module->globals())
     if (!g.isDeclaration() && !g.hasLocalLinkage() && !exported.count(g.getName().str()))

@@ -1,5 +1,5 @@
 #pragma once
-// One LLVM module for a whole dsc module: a kernel per prim (KernelCodegen.h), a host
+// One LLVM module for a whole dsc module: a kernel per prim (CpuKernel.h), a host
 // function per host program (HostCodegen.h), optionally the `dsc_manifest` string a `.so`
 // exports; then verified, and optimized by LLVM's default pipeline for the target machine.
 
@@ -21,18 +21,21 @@ class PipelineTuningOptions;
 
 namespace dsc::cpu {
 
+struct ResolvedTarget; // TargetSelection.h
+
 struct LlvmModule {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;
 };
 
 // Builds and verifies the module for `tm` (its triple and data layout; every function gets its
-// CPU and features as attributes, and "prefer-vector-width" when `vector_width` is not 0). Only the
-// host functions, and `dsc_manifest` when `manifest_json` is given, keep external linkage; kernels
-// and everything else are internal. False with `*error` set when a kernel or host function cannot
+// CPU and features as attributes, and "prefer-vector-width" when `target.vector_width` is not 0;
+// kernels get `target.index_bits` wide index arithmetic). Only the host functions, and
+// `dsc_manifest` when `manifest_json` is given, keep external linkage; kernels and everything
+// else are internal. False with `*error` set when a kernel or host function cannot
 // be emitted or the verifier rejects the result.
 bool build_llvm_module(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
-                       llvm::TargetMachine& tm, int vector_width, const std::string* manifest_json,
+                       llvm::TargetMachine& tm, const ResolvedTarget& target, const std::string* manifest_json,
                        LlvmModule* out, std::string* error);
 
 // LLVM's default O0..O3 pipeline with the target machine's cost model (vector widths), loop and

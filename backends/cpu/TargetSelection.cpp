@@ -67,8 +67,13 @@ bool resolve_target(const ir::Target& options, ResolvedTarget* out, std::string*
     if (error) *error = "vector_width must be 0, 128, 256 or 512, not " + std::to_string(width);
     return false;
   }
+  if (options.index_bits != 32 && options.index_bits != 64) {
+    if (error) *error = "index_bits must be 32 or 64, not " + std::to_string(options.index_bits);
+    return false;
+  }
   ResolvedTarget t;
   t.vector_width = width;
+  t.index_bits = options.index_bits;
   t.triple = llvm::sys::getProcessTriple();
   t.opt_level = options.opt_level;
   constexpr llvm::CodeGenOptLevel kLevels[] = {

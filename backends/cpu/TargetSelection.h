@@ -20,6 +20,7 @@ struct ResolvedTarget {
   std::string features; // "+avx2,+fma,-avx512f,..."
   int opt_level = 3;
   int vector_width = 0; // 0: the CPU's preference; else the "prefer-vector-width" of every function
+  int index_bits = 64;  // of kernels' index arithmetic (CpuKernel.h)
   llvm::CodeGenOptLevel codegen_level = llvm::CodeGenOptLevel::Aggressive;
 };
 
@@ -27,7 +28,7 @@ struct ResolvedTarget {
 void initialize_native_target();
 
 // False with `*error` set for an opt_level outside 0..3, a vector width other than 0, 128, 256
-// or 512, or a CPU or feature name LLVM does not know.
+// or 512, an index width other than 32 or 64, or a CPU or feature name LLVM does not know.
 bool resolve_target(const ir::Target& options, ResolvedTarget* out, std::string* error);
 
 // A TargetMachine for position-independent code (what a `.so` needs; the JIT takes it too).

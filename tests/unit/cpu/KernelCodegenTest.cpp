@@ -1,4 +1,5 @@
-// Kernel code generation (backends/cpu/KernelCodegen.h) end to end: prims from .dsc text,
+// Kernel code generation for the CPU (backends/llvm/KernelCodegen.h with backends/cpu/
+// CpuKernel.h) end to end: prims from .dsc text,
 // JIT-compiled at O3 for the host, run on host data and compared with values computed here,
 // at sizes 0, 1, primes, 33 and other non-multiples of the vector width. Also what the
 // optimized IR must show: vector types in `vectorize` loops, vector accumulators in
@@ -613,6 +614,39 @@ prim f(x: f32[m, n]) -> (y: f32[m]) {
   k.run("f", {x.data(), y.data()}, {{"m", 2}, {"n", 3}});
   EXPECT_EQ(y[0], 3.0f);
   EXPECT_EQ(y[1], 3.0f);
+}
+
+TEST(KernelCodegen, ThirtyTwoBitIndices) {
+  // ir::Target::index_bits = 32: loops, strides, offsets and parallel ranges in i32.
+  cpu::KernelJitOptions options;
+  options.index_bits = 32;
+  CompiledPrims k(R"(
+prim f(x: f32[m, n]) -> (y: f32[m, n]) {
+  parallel for i in 0..m {
+    parallel for j in 0..n {
+      alloc u: f32[n] local
+      vectorize for l in 0..n {
+        u[l] = x[i, l] + cast((i * n + j) / 3, "f32")
+      }
+      y[i, n - 1 - j] = u[j]
+    }
+  }
+}
+)",
+                  options);
+  ASSERT_TRUE(k.ok());
+  const std::string& ir = k.jit().emitted_ir();
+  EXPECT_NE(ir.find("phi i32"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("phi i64"), std::string::npos) << ir;
+  for (int64_t m : {1, 3, 40}) {
+    for (int64_t n : {1, 17, 40}) {
+      std::vector<float> x = random_floats(m * n, 21), y(m * n, -1.0f);
+      k.run("f", {x.data(), y.data()}, {{"m", m}, {"n", n}});
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          ASSERT_EQ(y[i * n + n - 1 - j], x[i * n + j] + static_cast<float>((i * n + j) / 3)) << m << "x" << n;
+    }
+  }
 }
 
 } // namespace

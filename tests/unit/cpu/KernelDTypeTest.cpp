@@ -1,4 +1,4 @@
-// Every dtype in kernels (backends/cpu/KernelCodegen.h): f16 and bf16 conversions over all
+// Every dtype in kernels (backends/llvm/KernelCodegen.h): f16 and bf16 conversions over all
 // 65536 bit patterns and around every rounding boundary against a reference written here
 // (nearest value by search, ties to even), storage-only f16 arithmetic, the whole cast
 // matrix, integer wrap-around, floor division and modulo by negative and zero divisors, and

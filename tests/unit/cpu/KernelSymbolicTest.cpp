@@ -1,4 +1,4 @@
-// Index arithmetic in kernels (backends/cpu/SymbolicCodegen.h through KernelCodegen.h)
+// Index arithmetic in kernels (backends/llvm/SymbolicCodegen.h through KernelCodegen.h)
 // against symbolic::eval on the same expressions: floor division and modulo by constants of
 // both signs (powers of two included), by symbols (zero included) and by negative
 // non-constant divisors; min and max.

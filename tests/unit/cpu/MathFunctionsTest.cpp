@@ -1,4 +1,4 @@
-// The kernels' math functions (backends/cpu/MathFunctions.h) against the C library in double:
+// The kernels' math functions (backends/llvm/MathFunctions.h) against the C library in double:
 // random floats over the whole range (random bit patterns) and dense sweeps where the
 // functions change method, with the largest error in ulps reported and bounded; plus the
 // special values (0, +-inf, NaN, overflow and underflow boundaries).

@@ -1,23 +1,24 @@
-#include "backends/cpu/KernelCodegen.h"
+// Kernels' functions, statements and loops (KernelCodegen.h has the semantics).
+
+#include "backends/llvm/KernelCodegen.h"
 
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "backends/cpu/CodegenContext.h"
-#include "backends/cpu/MathFunctions.h"
-#include "backends/cpu/SymbolicCodegen.h"
+#include "backends/llvm/KernelEmitter.h"
+#include "backends/llvm/SymbolicCodegen.h"
 #include "ir/Functor.h"
 #include "ir/HostProgram.h"
 #include "ir/Intrinsics.h"
 #include "symbolic/Eval.h"
 
-namespace dsc::cpu {
+namespace dsc::llvmgen {
 
 namespace {
 
 // Local buffers of constant size up to this many bytes live on the stack; larger ones and
-// those of symbolic size on the heap (worker threads have small stacks).
+// those of symbolic size on the target's heap (CPU worker threads have small stacks).
 constexpr int64_t kMaxStackBytes = 64 * 1024;
 
 // The names of the buffers a prim allocates, for the alias scopes.
@@ -32,8 +33,8 @@ protected:
   }
 };
 
-// Whether `s` calls a function the loop vectorizer cannot widen: libm (f64 transcendentals)
-// or integer pow (a loop), see MathFunctions.h. A `vectorize` hint on such a loop could only
+// Whether `s` calls a function the loop vectorizer cannot widen: the math library (f64
+// transcendentals) or integer pow (a loop), see MathFunctions.h. A `vectorize` hint on such a loop could only
 // fail, and LLVM would warn that it did.
 class CallsOpaque : public ir::IRVisitor {
 public:
@@ -52,13 +53,6 @@ bool calls_opaque(const ir::Stmt& s) {
   CallsOpaque v;
   v.visit(s);
   return v.found;
-}
-
-// Intrinsics called as statements that the CPU can drop: pure ones, and effects that mean
-// nothing to one CPU thread running a kernel.
-bool is_cpu_droppable_intrinsic(const std::string& name) {
-  const ir::IntrinsicDef* fn = ir::find_intrinsic(name);
-  return fn && (fn->pure() || fn->cpu == ir::CpuLowering::Nothing);
 }
 
 } // namespace
@@ -97,8 +91,27 @@ llvm::Type* memory_type(llvm::LLVMContext& c, ir::DType d) {
 
 int dtype_bytes(ir::DType d) { return d == ir::DType::Bool ? 1 : ir::dtype_bits(d) / 8; }
 
-KernelEmitter::KernelEmitter(llvm::Module& m, const ir::PrimFunc& p, std::string symbol_name)
-    : module_(m), ctx_(m.getContext()), prim_(p), name_(std::move(symbol_name)), b_(m.getContext()) {}
+KernelEmitter::KernelEmitter(llvm::Module& m, const ir::PrimFunc& p, std::string symbol_name, KernelTarget& target)
+    : module_(m), ctx_(m.getContext()), prim_(p), name_(std::move(symbol_name)), target_(target), b_(m.getContext()),
+      index_type_(llvm::IntegerType::get(m.getContext(), static_cast<unsigned>(target.index_bits()))) {
+  internal_assert(target.index_bits() == 32 || target.index_bits() == 64)
+      << "index_bits is " << target.index_bits() << "; kernels take 32 or 64";
+}
+
+llvm::ConstantInt* KernelEmitter::index_constant(int64_t v) const {
+  return llvm::ConstantInt::get(index_type_, static_cast<uint64_t>(v), true);
+}
+
+KernelEmitter::Frame KernelEmitter::enter_function(llvm::Function* fn) {
+  Frame saved = std::move(frame_);
+  frame_ = Frame{};
+  frame_.fn = fn;
+  frame_.entry = llvm::BasicBlock::Create(ctx_, "entry", fn);
+  b_.SetInsertPoint(frame_.entry);
+  return saved;
+}
+
+void KernelEmitter::leave_function(Frame saved) { frame_ = std::move(saved); }
 
 llvm::Function* KernelEmitter::emit() {
   llvm::Type* ptr = llvm::PointerType::getUnqual(ctx_);
@@ -146,10 +159,7 @@ llvm::Function* KernelEmitter::emit() {
                         others.empty() ? nullptr : llvm::MDNode::get(ctx_, others)};
   }
 
-  frame_ = Frame{};
-  frame_.fn = fn;
-  frame_.entry = llvm::BasicBlock::Create(ctx_, "entry", fn);
-  b_.SetInsertPoint(frame_.entry);
+  enter_function(fn);
 
   // Symbols are dims: >= 0.
   llvm::MDNode* dim_range = mdb.createRange(llvm::APInt(64, 0), llvm::APInt::getSignedMaxValue(64));
@@ -158,7 +168,7 @@ llvm::Function* KernelEmitter::emit() {
     llvm::Value* at = b_.CreateConstInBoundsGEP1_64(i64, symbols, i);
     llvm::LoadInst* v = b_.CreateAlignedLoad(i64, at, llvm::Align(8), symbol_names[i]);
     v->setMetadata(llvm::LLVMContext::MD_range, dim_range);
-    frame_.symbols[symbol_names[i]] = v;
+    frame_.symbols[symbol_names[i]] = b_.CreateTrunc(v, index_type_); // none when 64 bits
   }
   size_t slot = 0;
   for (const std::vector<ir::Buffer>* list : {&prim_.inputs, &prim_.outputs}) {
@@ -208,7 +218,7 @@ void KernelEmitter::emit_stmt(const ir::Stmt& s) {
     std::vector<llvm::Value*> heap;
     emit_alloc(*s.as<ir::Alloc>(), heap);
     for (llvm::Value* p : heap)
-      b_.CreateCall(module_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy()), {p});
+      target_.heap_free(b_, p);
     return;
   }
   case ir::NodeKind::Seq:
@@ -217,9 +227,11 @@ void KernelEmitter::emit_stmt(const ir::Stmt& s) {
   case ir::NodeKind::Evaluate: {
     const ir::PrimExpr& v = s.as<ir::Evaluate>()->value;
     const auto* call = v.as<ir::Intrinsic>();
-    internal_assert(call && is_cpu_droppable_intrinsic(call->name))
-        << "the CPU backend cannot run this statement";
-    return; // nothing observable
+    internal_assert(call) << "a statement that evaluates a value that is no call";
+    const ir::IntrinsicDef* fn = ir::find_intrinsic(call->name);
+    if (fn && fn->pure()) return; // nothing observable
+    target_.emit_effect(*this, *call);
+    return;
   }
   default:
     internal_error << "unexpected statement " << ir::node_kind_name(s.kind());
@@ -238,7 +250,7 @@ void KernelEmitter::emit_seq(const ir::Seq& s) {
       emit_stmt(st);
   }
   for (auto it = heap.rbegin(); it != heap.rend(); ++it)
-    b_.CreateCall(module_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy()), {*it});
+    target_.heap_free(b_, *it);
   frame_.locals = std::move(saved_locals);
   frame_.buffers = std::move(saved_buffers);
 }
@@ -280,22 +292,30 @@ void KernelEmitter::emit_alloc(const ir::Alloc& a, std::vector<llvm::Value*>& he
     slot->setAlignment(llvm::Align(64));
     data = slot;
   } else {
-    llvm::Value* n = b_.getInt64(1);
+    llvm::Value* n = index_constant(1);
     for (const symbolic::Expr& d : a.shape)
-      n = b_.CreateMul(n, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, index(d), b_.getInt64(0)));
-    llvm::Value* size = b_.CreateMul(n, b_.getInt64(static_cast<uint64_t>(bytes)));
-    llvm::FunctionCallee malloc_fn = module_.getOrInsertFunction("malloc", b_.getPtrTy(), b_.getInt64Ty());
-    data = b_.CreateCall(malloc_fn, {size}, a.name);
+      n = b_.CreateMul(n, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, index(d), index_constant(0)));
+    llvm::Value* size = b_.CreateMul(n, index_constant(bytes));
+    data = target_.heap_alloc(b_, size, a.name);
     heap.push_back(data);
   }
   bind_buffer(a.name, a.dtype, a.shape, data);
 }
 
 void KernelEmitter::emit_for(const ir::For& f) {
-  if (f.for_kind == ir::ForKind::Parallel && !frame_.parallel) {
-    emit_parallel(f);
+  switch (f.for_kind) {
+  case ir::ForKind::Serial:
+  case ir::ForKind::Unrolled:
+  case ir::ForKind::Vectorized:
+    emit_serial_for(f);
+    return;
+  default:
+    target_.emit_for(*this, f);
     return;
   }
+}
+
+void KernelEmitter::emit_serial_for(const ir::For& f) {
   llvm::Value* lo = index(f.min);
   llvm::Value* count = index(f.extent);
   emit_loop(count, loop_hint(f), f.var, [&](llvm::Value* iv) {
@@ -314,12 +334,12 @@ void KernelEmitter::emit_loop(llvm::Value* count, llvm::MDNode* hint, const std:
   llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, name + ".exit", fn);
   b_.CreateBr(header);
   b_.SetInsertPoint(header);
-  llvm::PHINode* iv = b_.CreatePHI(b_.getInt64Ty(), 2, name + ".iv");
-  iv->addIncoming(b_.getInt64(0), pre);
+  llvm::PHINode* iv = b_.CreatePHI(index_type_, 2, name + ".iv");
+  iv->addIncoming(index_constant(0), pre);
   b_.CreateCondBr(b_.CreateICmpSLT(iv, count), body_bb, exit);
   b_.SetInsertPoint(body_bb);
   body(iv);
-  llvm::Value* next = b_.CreateAdd(iv, b_.getInt64(1), name + ".next", true, true);
+  llvm::Value* next = b_.CreateAdd(iv, index_constant(1), name + ".next", true, true);
   llvm::BranchInst* back = b_.CreateBr(header);
   if (hint) back->setMetadata(llvm::LLVMContext::MD_loop, hint);
   iv->addIncoming(next, b_.GetInsertBlock());
@@ -360,7 +380,7 @@ void KernelEmitter::bind_buffer(const std::string& name, ir::DType dtype, const 
   info.shape = shape;
   info.data = data;
   info.strides.resize(shape.size());
-  llvm::Value* stride = b_.getInt64(1);
+  llvm::Value* stride = index_constant(1);
   for (size_t k = shape.size(); k-- > 0;) {
     info.strides[k] = stride;
     if (k > 0) stride = b_.CreateMul(stride, index(shape[k]), "", false, true);
@@ -371,6 +391,7 @@ void KernelEmitter::bind_buffer(const std::string& name, ir::DType dtype, const 
 llvm::Value* KernelEmitter::index(const symbolic::Expr& e) {
   SymbolicOptions options;
   options.no_signed_wrap = true;
+  options.type = index_type_;
   return emit_symbolic(
       b_, e,
       [this](const std::string& n) -> llvm::Value* {
@@ -389,41 +410,16 @@ bool KernelEmitter::knows_symbols(const symbolic::Expr& e, const std::set<std::s
 
 // ---------------------------------------------------------------- entry points
 
-namespace {
-
-class UnknownEffects : public ir::IRVisitor {
-public:
-  KernelProblem problem;
-
-protected:
-  void visit_node(const ir::Evaluate* node) override {
-    const auto* call = node->value.as<ir::Intrinsic>();
-    if (problem.message.empty() && call && !is_cpu_droppable_intrinsic(call->name)) {
-      problem.message = "the CPU backend has no intrinsic '" + call->name + "'";
-      problem.loc = node->loc;
-    }
-    IRVisitor::visit_node(node);
-  }
-};
-
-} // namespace
-
-KernelProblem check_kernel(const ir::PrimFunc& p) {
-  UnknownEffects v;
-  v.visit(p.body);
-  if (!v.problem.message.empty()) v.problem.message = "prim '" + p.name + "': " + v.problem.message;
-  return v.problem;
-}
-
-llvm::Function* emit_kernel(llvm::Module& m, const ir::PrimFunc& p, const std::string& symbol_name) {
-  KernelEmitter emitter(m, p, symbol_name);
+llvm::Function* emit_kernel(llvm::Module& m, const ir::PrimFunc& p, const std::string& symbol_name,
+                            KernelTarget& target) {
+  KernelEmitter emitter(m, p, symbol_name, target);
   return emitter.emit();
 }
 
 std::string verify_kernel(const llvm::Function& f) {
   std::string out;
   llvm::raw_string_ostream os(out);
-  const std::string prefix = f.getName().str() + ".parallel.";
+  const std::string prefix = f.getName().str() + ".";
   for (const llvm::Function& g : *f.getParent()) {
     if (&g != &f && !g.getName().starts_with(prefix)) continue;
     if (llvm::verifyFunction(g, &os)) os << "(in function " << g.getName() << ")\n";
@@ -431,4 +427,4 @@ std::string verify_kernel(const llvm::Function& f) {
   return out;
 }
 
-} // namespace dsc::cpu
+} // namespace dsc::llvmgen

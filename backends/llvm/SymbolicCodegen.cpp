@@ -1,11 +1,11 @@
-#include "backends/cpu/SymbolicCodegen.h"
+#include "backends/llvm/SymbolicCodegen.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include "support/Assert.h"
 
-namespace dsc::cpu {
+namespace dsc::llvmgen {
 
 namespace {
 
@@ -47,14 +47,15 @@ llvm::Value* safe_divisor(llvm::IRBuilder<>& b, llvm::Value* y) {
 class Emitter {
 public:
   Emitter(llvm::IRBuilder<>& b, const SymbolLookup& symbol, const SymbolicOptions& options)
-      : b_(b), symbol_(symbol), options_(options), i64_(b.getInt64Ty()) {}
+      : b_(b), symbol_(symbol), options_(options),
+        int_(options.type ? options.type : b.getInt64Ty()) {}
 
-  // Integer-valued expressions as i64, booleans as i1.
+  // Integer-valued expressions as int_, booleans as i1.
   llvm::Value* emit(const symbolic::Expr& e) {
     using symbolic::ExprKind;
     switch (e.kind()) {
     case ExprKind::Const:
-      return llvm::ConstantInt::get(i64_, static_cast<uint64_t>(e.as<symbolic::Const>()->value), true);
+      return llvm::ConstantInt::get(int_, static_cast<uint64_t>(e.as<symbolic::Const>()->value), true);
     case ExprKind::BoolConst:
       return b_.getInt1(e.as<symbolic::BoolConst>()->value);
     case ExprKind::Sym: {
@@ -62,7 +63,7 @@ public:
       llvm::Value* v = symbol_(name);
       internal_assert(v != nullptr) << "no value for symbol '" << name << "'";
       internal_assert(v->getType()->isIntegerTy()) << "symbol '" << name << "' is not an integer";
-      return b_.CreateSExtOrTrunc(v, i64_);
+      return b_.CreateSExtOrTrunc(v, int_);
     }
     case ExprKind::Not:
       return b_.CreateNot(as_bool(emit(e.as<symbolic::Not>()->a)));
@@ -105,7 +106,7 @@ public:
     }
   }
 
-  llvm::Value* as_int(llvm::Value* v) { return v->getType()->isIntegerTy(1) ? b_.CreateZExt(v, i64_) : v; }
+  llvm::Value* as_int(llvm::Value* v) { return v->getType()->isIntegerTy(1) ? b_.CreateZExt(v, int_) : v; }
   llvm::Value* as_bool(llvm::Value* v) {
     return v->getType()->isIntegerTy(1) ? v : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   }
@@ -114,7 +115,7 @@ private:
   llvm::IRBuilder<>& b_;
   const SymbolLookup& symbol_;
   const SymbolicOptions& options_;
-  llvm::Type* i64_;
+  llvm::IntegerType* int_;
 };
 
 } // namespace
@@ -179,4 +180,4 @@ llvm::Value* emit_symbolic_bool(llvm::IRBuilder<>& b, const symbolic::Expr& e,
   return emit_symbolic_bool(b, e, symbol, SymbolicOptions{});
 }
 
-} // namespace dsc::cpu
+} // namespace dsc::llvmgen

@@ -1,4 +1,4 @@
-#include "backends/cpu/MathFunctions.h"
+#include "backends/llvm/MathFunctions.h"
 
 #include <string>
 #include <vector>
@@ -8,7 +8,7 @@
 
 #include "support/Assert.h"
 
-namespace dsc::cpu {
+namespace dsc::llvmgen {
 
 namespace {
 
@@ -166,7 +166,8 @@ llvm::Value* emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   return o.copysign(res, x);
 }
 
-llvm::Value* emit_sigmoid(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* (*exp)(llvm::IRBuilder<>&, llvm::Value*)) {
+llvm::Value* emit_sigmoid(llvm::IRBuilder<>& b, llvm::Value* x,
+                          const std::function<llvm::Value*(llvm::IRBuilder<>&, llvm::Value*)>& exp) {
   Ops o(b, x->getType());
   // With e = e^-|x|: 1 / (1 + e) for x >= 0, e / (1 + e) below; neither overflows, and the
   // left tail keeps exp's relative accuracy.
@@ -250,22 +251,6 @@ llvm::Value* emit_pow_f32(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) 
   return b.CreateSelect(b.CreateFCmpOEQ(y, o.c(0.0)), o.c(1.0), res);
 }
 
-// ---------------------------------------------------------------- f64 (libm)
-
-llvm::Value* call_libm(llvm::IRBuilder<>& b, const char* name, const std::vector<llvm::Value*>& args) {
-  llvm::Module* m = b.GetInsertBlock()->getModule();
-  llvm::Type* d = b.getDoubleTy();
-  std::vector<llvm::Type*> params(args.size(), d);
-  llvm::FunctionCallee callee = m->getOrInsertFunction(name, llvm::FunctionType::get(d, params, false));
-  if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
-    f->setDoesNotThrow();
-    f->setWillReturn();
-  }
-  return b.CreateCall(callee, args);
-}
-
-llvm::Value* emit_exp_f64(llvm::IRBuilder<>& b, llvm::Value* x) { return call_libm(b, "exp", {x}); }
-
 // ---------------------------------------------------------------- functions
 
 llvm::Function* make_function(llvm::Module& m, const std::string& name, llvm::Type* ret,
@@ -280,7 +265,8 @@ llvm::Function* make_function(llvm::Module& m, const std::string& name, llvm::Ty
 
 } // namespace
 
-llvm::Function* get_math_function(llvm::Module& m, const ir::IntrinsicDef& fn, llvm::Type* type) {
+llvm::Function* get_math_function(llvm::Module& m, const ir::IntrinsicDef& fn, llvm::Type* type,
+                                  const MathLibrary& library) {
   internal_assert(type->isFloatTy() || type->isDoubleTy()) << "math functions take float or double";
   internal_assert(fn.cpu == ir::CpuLowering::Polynomial) << "'" << fn.name << "' is not a math function";
   const bool f32 = type->isFloatTy();
@@ -294,12 +280,18 @@ llvm::Function* get_math_function(llvm::Module& m, const ir::IntrinsicDef& fn, l
   llvm::Value* res = nullptr;
   using ir::IntrinsicId;
   if (fn.id == IntrinsicId::sigmoid) {
-    res = emit_sigmoid(b, x, f32 ? emit_exp_f32 : emit_exp_f64);
+    auto exp_f64 = [&library](llvm::IRBuilder<>& eb, llvm::Value* v) {
+      return library(eb, ir::intrinsic(ir::IntrinsicId::exp), {v});
+    };
+    if (f32)
+      res = emit_sigmoid(b, x, emit_exp_f32);
+    else
+      res = emit_sigmoid(b, x, exp_f64);
   } else if (!f32) {
     std::vector<llvm::Value*> args;
     for (llvm::Argument& a : f->args())
       args.push_back(&a);
-    res = call_libm(b, fn.name, args);
+    res = library(b, fn, args);
   } else {
     switch (fn.id) {
     case IntrinsicId::exp:
@@ -370,4 +362,4 @@ llvm::Function* get_integer_pow_function(llvm::Module& m, llvm::IntegerType* typ
   return f;
 }
 
-} // namespace dsc::cpu
+} // namespace dsc::llvmgen

@@ -14,23 +14,33 @@
 //   sigmoid  e / (1 + e) or 1 / (1 + e) with e = exp(-|x|): no overflow, right tails.
 //   pow      exp2(y log2 |x|) in double (polynomials accurate to ~1e-14), rounded once to
 //            float, with every special case of C99 powf.
-// f64: exp, log, tanh, erf and pow call libm (their LLVM declarations are added to the
-// module); sigmoid is built on exp. The loop vectorizer then keeps those loops scalar.
+// f64: exp, log, tanh, erf and pow call the target's math library (libm on the CPU); sigmoid
+// is built on exp. The loop vectorizer then keeps those loops scalar.
 //
 // Integer pow (`pow` on i8/i32/i64): x^y by squaring, wrapping; y < 0 gives 0 except for
 // x = 1 (1) and x = -1 (+-1), as the reference interpreter does.
 
+#include <functional>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
 #include "ir/Intrinsics.h"
 
-namespace dsc::cpu {
+namespace dsc::llvmgen {
+
+// Emits the math library's `fn` on `args` (KernelTarget::call_math_library).
+using MathLibrary = std::function<llvm::Value*(llvm::IRBuilder<>& b, const ir::IntrinsicDef& fn,
+                                               const std::vector<llvm::Value*>& args)>;
 
 // The function computing `fn`, an intrinsic whose row in ir/Intrinsics.def says
-// CpuLowering::Polynomial, on `type` (float or double), taking `fn.arity` arguments.
-llvm::Function* get_math_function(llvm::Module& m, const ir::IntrinsicDef& fn, llvm::Type* type);
+// CpuLowering::Polynomial, on `type` (float or double), taking `fn.arity` arguments. `library`
+// is called while the function is first created, for the f64 math.
+llvm::Function* get_math_function(llvm::Module& m, const ir::IntrinsicDef& fn, llvm::Type* type,
+                                  const MathLibrary& library);
 
 // i8/i32/i64 (x, y) -> x^y.
 llvm::Function* get_integer_pow_function(llvm::Module& m, llvm::IntegerType* type);
 
-} // namespace dsc::cpu
+} // namespace dsc::llvmgen

@@ -1,8 +1,8 @@
-#include "backends/cpu/FloatConversion.h"
+#include "backends/llvm/FloatConversion.h"
 
 #include <llvm/IR/Constants.h>
 
-namespace dsc::cpu {
+namespace dsc::llvmgen {
 
 namespace {
 
@@ -96,4 +96,4 @@ llvm::Value* emit_f32_to_bf16(llvm::IRBuilder<>& b, llvm::Value* value) {
   return b.CreateTrunc(r, int_like(u, 16));
 }
 
-} // namespace dsc::cpu
+} // namespace dsc::llvmgen

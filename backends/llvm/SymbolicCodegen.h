@@ -7,11 +7,12 @@
 // wraps to INT64_MIN instead of trapping. Constant divisors get branch-free code that LLVM
 // turns into shifts and multiplications; other divisors get one guarded sdiv/srem pair.
 //
-// Values: integer-valued expressions are i64. `emit_symbolic` returns i64 for every
+// Values: integer-valued expressions are i64, or SymbolicOptions::type (a kernel's index
+// type; constants are then truncated to it). `emit_symbolic` returns that type for every
 // expression, booleans as 0 or 1; `emit_symbolic_bool` returns i1 for every expression,
 // integers as `!= 0`. `symbol` maps a symbol's name to its value (any integer type; it is
-// sign-extended or truncated to i64) and is called once per occurrence; it must not return
-// null.
+// sign-extended or truncated to the type) and is called once per occurrence; it must not
+// return null.
 
 #include <functional>
 #include <string>
@@ -20,7 +21,7 @@
 
 #include "symbolic/Expr.h"
 
-namespace dsc::cpu {
+namespace dsc::llvmgen {
 
 using SymbolLookup = std::function<llvm::Value*(const std::string&)>;
 
@@ -29,6 +30,8 @@ struct SymbolicOptions {
   // subexpression's value fit int64 whenever the code runs (kernel index arithmetic over
   // buffers that exist); it lets LLVM's loop analyses see through the index arithmetic.
   bool no_signed_wrap = false;
+  // The integer type of values; null for i64.
+  llvm::IntegerType* type = nullptr;
 };
 
 llvm::Value* emit_symbolic(llvm::IRBuilder<>& b, const symbolic::Expr& e,
@@ -41,10 +44,10 @@ llvm::Value* emit_symbolic_bool(llvm::IRBuilder<>& b, const symbolic::Expr& e,
 llvm::Value* emit_symbolic_bool(llvm::IRBuilder<>& b, const symbolic::Expr& e, const SymbolLookup& symbol,
                                 const SymbolicOptions& options);
 
-// Floor division and floor modulo of two i64 values with the semantics above (constant
+// Floor division and floor modulo of two integers of one type with the semantics above (constant
 // divisors are recognised). Also used for the prim level's integer `/` and `%`; `a` and
 // `b` may be any integer type of the same width.
 llvm::Value* emit_floordiv(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y);
 llvm::Value* emit_floormod(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y);
 
-} // namespace dsc::cpu
+} // namespace dsc::llvmgen

@@ -11,7 +11,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 
-namespace dsc::cpu {
+namespace dsc::llvmgen {
 
 // i16 bits of an IEEE binary16 -> float.
 llvm::Value* emit_f16_to_f32(llvm::IRBuilder<>& b, llvm::Value* bits);
@@ -22,4 +22,4 @@ llvm::Value* emit_bf16_to_f32(llvm::IRBuilder<>& b, llvm::Value* bits);
 // float -> i16 bits of the nearest bfloat16.
 llvm::Value* emit_f32_to_bf16(llvm::IRBuilder<>& b, llvm::Value* value);
 
-} // namespace dsc::cpu
+} // namespace dsc::llvmgen

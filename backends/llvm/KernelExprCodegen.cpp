@@ -3,13 +3,13 @@
 #include <llvm/ADT/APFloat.h>
 #include <llvm/IR/Intrinsics.h>
 
-#include "backends/cpu/CodegenContext.h"
-#include "backends/cpu/FloatConversion.h"
-#include "backends/cpu/MathFunctions.h"
-#include "backends/cpu/SymbolicCodegen.h"
+#include "backends/llvm/FloatConversion.h"
+#include "backends/llvm/KernelEmitter.h"
+#include "backends/llvm/MathFunctions.h"
+#include "backends/llvm/SymbolicCodegen.h"
 #include "ir/Intrinsics.h"
 
-namespace dsc::cpu {
+namespace dsc::llvmgen {
 
 namespace {
 
@@ -33,8 +33,8 @@ llvm::Value* KernelEmitter::emit_expr(const ir::PrimExpr& e) {
     const auto* imm = e.as<ir::FloatImm>();
     return emit_constant(imm->dtype, imm->value);
   }
-  case ir::NodeKind::Index:
-    return index(e.as<ir::Index>()->value);
+  case ir::NodeKind::Index: // an i64 value computed in the index type
+    return b_.CreateSExt(index(e.as<ir::Index>()->value), register_type(ctx_, e->dtype));
   case ir::NodeKind::Load:
     return emit_load(*e.as<ir::Load>());
   case ir::NodeKind::LocalRef: {
@@ -147,7 +147,7 @@ llvm::Value* KernelEmitter::emit_binary(const ir::PrimBinary& e) {
 
 llvm::Value* KernelEmitter::emit_intrinsic(const ir::Intrinsic& e) {
   const ir::IntrinsicDef* fn = ir::find_intrinsic(e.name);
-  internal_assert(fn && fn->pure()) << "the CPU backend has no intrinsic '" << e.name << "'";
+  internal_assert(fn && fn->pure()) << "no intrinsic '" << e.name << "' has a value";
   internal_assert(e.args.size() == static_cast<size_t>(fn->arity))
       << "'" << e.name << "' takes " << fn->arity << " arguments";
   std::vector<llvm::Value*> args;
@@ -162,7 +162,12 @@ llvm::Value* KernelEmitter::emit_intrinsic(const ir::Intrinsic& e) {
       auto* t = llvm::cast<llvm::IntegerType>(register_type(ctx_, d));
       return b_.CreateCall(get_integer_pow_function(module_, t), args);
     }
-    return b_.CreateCall(get_math_function(module_, *fn, register_type(ctx_, d)), args);
+    return b_.CreateCall(get_math_function(module_, *fn, register_type(ctx_, d),
+                                           [this](llvm::IRBuilder<>& b, const ir::IntrinsicDef& f,
+                                                  const std::vector<llvm::Value*>& a) {
+                                             return target_.call_math_library(b, f, a);
+                                           }),
+                         args);
   case ir::CpuLowering::LlvmIntrinsic: {
     internal_assert(ir::is_float(d)) << "'" << e.name << "' on " << ir::dtype_name(d);
     llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(fn->llvm);
@@ -190,7 +195,7 @@ llvm::Value* KernelEmitter::emit_intrinsic(const ir::Intrinsic& e) {
   case IntrinsicId::logical_not:
     return b_.CreateNot(args[0]);
   default:
-    internal_error << "the CPU backend has no inline code for '" << e.name << "'";
+    internal_error << "no inline code for '" << e.name << "'";
   }
 }
 
@@ -226,7 +231,7 @@ llvm::Value* KernelEmitter::element_address(const std::string& buffer, const std
   internal_assert(indices.size() == info.strides.size()) << "buffer '" << buffer << "' indexed with the wrong rank";
   llvm::Value* offset = nullptr;
   for (size_t k = 0; k < indices.size(); ++k) {
-    llvm::Value* i = b_.CreateSExtOrTrunc(emit_expr(indices[k]), b_.getInt64Ty());
+    llvm::Value* i = b_.CreateSExtOrTrunc(emit_expr(indices[k]), index_type_);
     llvm::Value* term = b_.CreateMul(i, info.strides[k], "", false, true);
     offset = offset ? b_.CreateAdd(offset, term, "", false, true) : term;
   }
@@ -284,4 +289,4 @@ void KernelEmitter::emit_store(const ir::Store& s) {
   tag_access(st, s.buffer);
 }
 
-} // namespace dsc::cpu
+} // namespace dsc::llvmgen
