@@ -17,9 +17,9 @@
 //     its index variables replaced by the load's indices, for such a load (input_number()).
 //   - Values are in the compute dtype (f32 for f16/bf16); storing converts to the output's
 //     dtype, so 16-bit floats round once.
-//   - A select whose condition reads no input and no local (it depends on the indices only:
-//     pad's border, concat's pieces) guards its branches: the branch not taken may read out of
-//     bounds, so it must become a branch, not an eager select, when materialized.
+//   - A select whose condition reads the indices and no input and no local (pad's border,
+//     concat's pieces) guards its branches: the branch not taken may read out of bounds, so it
+//     must become a branch, not an eager select, when materialized.
 
 #include <optional>
 #include <set>

@@ -50,15 +50,17 @@ std::set<std::string> used_symbols(const Stmt& s) {
   return out;
 }
 
-// Reads no buffer and no local: a function of the indices alone.
-bool index_only(const PrimExpr& e) {
+// A select condition that guards its branches (ComputeDesc.h): it reads the indices and no
+// buffer and no local.
+bool guards(const PrimExpr& cond) {
   struct Reads : ir::IRVisitor {
-    bool any = false;
-    void visit_node(const ir::Load*) override { any = true; }
-    void visit_node(const ir::LocalRef*) override { any = true; }
+    bool data = false, indices = false;
+    void visit_node(const ir::Load*) override { data = true; }
+    void visit_node(const ir::LocalRef*) override { data = true; }
+    void visit_node(const ir::Index*) override { indices = true; }
   } reads;
-  reads.visit(e);
-  return !reads.any;
+  reads.visit(cond);
+  return reads.indices && !reads.data;
 }
 
 // Every index with the index variables replaced (and simplified).
@@ -135,33 +137,42 @@ private:
   void split(const ir::Buffer& out, const Box& box, const Element& e, const PrimExpr& value,
              std::vector<Stmt>& nests) {
     const ir::Intrinsic* s = value.as<ir::Intrinsic>();
-    std::optional<size_t> axis;
     sym::Expr bound;
-    if (e.lets.empty() && s && s->name == "select" && index_only(s->args[0])) {
-      const ir::PrimBinary* lt = s->args[0].as<ir::PrimBinary>();
-      const ir::Index* v = lt && lt->op == ir::BinaryOp::LT ? lt->a.as<ir::Index>() : nullptr;
-      const ir::Index* c = v ? lt->b.as<ir::Index>() : nullptr;
-      for (size_t a = 0; c && a < box.vars.size(); ++a)
-        if (box.vars[a].is<sym::Sym>() && sym::compare(v->value, box.vars[a]) == 0) axis = a;
-      if (axis) {
-        bound = c->value;
-        for (const std::string& name : sym::free_symbols(bound))
-          for (const sym::Expr& var : box.vars)
-            if (var.is<sym::Sym>() && var.as<sym::Sym>()->name == name) axis.reset();
-      }
-      sym::Expr lo = axis ? box.min[*axis] : sym::Expr(), hi;
-      if (axis) hi = lo + box.extent[*axis];
-      if (axis && ctx_.proved(sym::le(lo, bound)) && ctx_.proved(sym::le(bound, hi))) {
-        Box below = box, above = box;
-        below.extent[*axis] = sym::simplify(bound - lo);
-        above.min[*axis] = bound;
-        above.extent[*axis] = sym::simplify(hi - bound);
-        split(out, below, e, s->args[1], nests);
-        split(out, above, e, s->args[2], nests);
-        return;
-      }
+    std::optional<size_t> axis;
+    if (e.lets.empty() && s && s->name == "select") axis = split_axis(s->args[0], box, &bound);
+    if (!axis) {
+      nests.push_back(emit(out, box, e, value));
+      return;
     }
-    nests.push_back(emit(out, box, e, value));
+    Box below = box, above = box;
+    below.extent[*axis] = sym::simplify(bound - box.min[*axis]);
+    above.min[*axis] = bound;
+    above.extent[*axis] = sym::simplify(box.min[*axis] + box.extent[*axis] - bound);
+    split(out, below, e, s->args[1], nests);
+    split(out, above, e, s->args[2], nests);
+  }
+
+  // The axis a condition `v < bound` splits: v is the axis's variable, `bound` uses no
+  // variable of the box and is proved within the axis's range.
+  std::optional<size_t> split_axis(const PrimExpr& cond, const Box& box, sym::Expr* bound) {
+    const ir::PrimBinary* lt = cond.as<ir::PrimBinary>();
+    if (!lt || lt->op != ir::BinaryOp::LT || !guards(cond)) return std::nullopt;
+    const ir::Index* v = lt->a.as<ir::Index>();
+    const ir::Index* c = lt->b.as<ir::Index>();
+    if (!v || !c) return std::nullopt;
+    std::optional<size_t> axis;
+    for (size_t a = 0; a < box.vars.size(); ++a) {
+      if (!box.vars[a].is<sym::Sym>()) continue;
+      if (sym::compare(v->value, box.vars[a]) == 0) axis = a;
+      if (sym::free_symbols(c->value).count(box.vars[a].as<sym::Sym>()->name)) return std::nullopt;
+    }
+    if (!axis) return std::nullopt;
+    const sym::Expr& lo = box.min[*axis];
+    sym::Expr hi = lo + box.extent[*axis];
+    if (!ctx_.proved(sym::le(lo, c->value)) || !ctx_.proved(sym::le(c->value, hi)))
+      return std::nullopt;
+    *bound = c->value;
+    return axis;
   }
 
   // The nest over `box`: the first with the description's variables, later ones with fresh
@@ -211,7 +222,7 @@ private:
   // out[idx] = value, converted to the output's dtype; guarding selects become ifs.
   static Stmt store(const ir::Buffer& out, const std::vector<sym::Expr>& idx, PrimExpr value) {
     const ir::Intrinsic* s = value.as<ir::Intrinsic>();
-    if (s && s->name == "select" && index_only(s->args[0]))
+    if (s && s->name == "select" && guards(s->args[0]))
       return ir::IfStmt::make(s->args[0], store(out, idx, s->args[1]), store(out, idx, s->args[2]));
     if (value->dtype != out.dtype) value = convert(value, out.dtype);
     return ir::Store::make(out.name, indices(idx), value);
