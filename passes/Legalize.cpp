@@ -8,6 +8,7 @@
 #include "passes/IRUtil.h"
 #include "passes/legalize/Context.h"
 #include "passes/legalize/Families.h"
+#include "passes/legalize/Materialize.h"
 
 namespace dsc::passes {
 
@@ -103,44 +104,17 @@ private:
                                         "' is not a var or a literal (run inline_calls first)");
       return ir::Expr();
     }
-    if (op->is_view()) {
-      // lower_host makes the result an alias of the operand's buffer.
-      if (!call->args.empty() && call->args[0].is<ir::Var>()) return value;
+    if (op->is_view() && !call->args.empty() && !call->args[0].is<ir::Var>()) {
       // A view of a literal: a filled tensor.
-      ir::Expr fill = ir::Call::make(
-          ir::op_name(ir::OpId::cast), {call->args[0], ir::StringImm::make(ir::dtype_name(value->type.dtype))}, {},
-          value->type, call->loc);
+      ir::Expr fill =
+          ir::Call::make(ir::op_name(ir::OpId::cast),
+                         {call->args[0], ir::StringImm::make(ir::dtype_name(value->type.dtype))},
+                         {}, value->type, call->loc);
       return lower(fill);
     }
-    std::vector<ir::Type> arg_types, kwarg_types;
-    for (const ir::Expr& a : call->args)
-      arg_types.push_back(a->type);
-    for (const ir::KeywordArg& k : call->kwargs)
-      kwarg_types.push_back(k.value->type);
-    DiagnosticEngine scratch(pass_.diags.sources());
-    std::optional<ir::BoundArgs> args =
-        ir::bind_arguments(*op, *call, arg_types, kwarg_types, scratch);
-    if (!args) {
-      pass_.diags.error(ctx_.loc(), "legalize: cannot bind the arguments of '" + call->callee +
-                                        "': " + scratch.diagnostics().front().message);
-      return ir::Expr();
-    }
-    const ir::Type& type = value->type;
-    switch (op->family) {
-    case ir::OpFamily::Elementwise:
-      return lowering::lower_elementwise(*call, *args, type, ctx_);
-    case ir::OpFamily::Reduce:
-      return lowering::lower_reduce(*call, *args, type, ctx_);
-    case ir::OpFamily::Layout:
-      return lowering::lower_layout(*call, *args, type, ctx_);
-    case ir::OpFamily::Matmul:
-      return lowering::lower_matmul(*call, *args, type, ctx_);
-    case ir::OpFamily::Conv:
-      return lowering::lower_conv(*call, *args, type, ctx_);
-    case ir::OpFamily::Creation:
-      return lowering::lower_creation(*call, *args, type, ctx_);
-    }
-    return ir::Expr();
+    std::optional<lowering::ComputeDesc> desc = lowering::describe(*call, ctx_);
+    if (!desc) return ir::Expr();
+    return lowering::materialize(std::move(*desc), ctx_);
   }
 
   FnContext ctx_;
@@ -157,9 +131,8 @@ void check_loop_kinds(const ir::PrimFunc& prim, PassContext& ctx) {
     Loops(const ir::PrimFunc& p, PassContext& c) : prim(p), ctx(c) {}
     void visit_node(const ir::For* f) override {
       if (!ctx.target.runs(f->for_kind))
-        ctx.diags.error(f->loc, "prim '" + prim.name + "' has a " +
-                                    ir::for_kind_name(f->for_kind) + " loop, which the " +
-                                    ir::target_kind_name(ctx.target.kind) +
+        ctx.diags.error(f->loc, "prim '" + prim.name + "' has a " + ir::for_kind_name(f->for_kind) +
+                                    " loop, which the " + ir::target_kind_name(ctx.target.kind) +
                                     " target does not run");
       ir::IRVisitor::visit_node(f);
     }

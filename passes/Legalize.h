@@ -7,13 +7,19 @@
 //     inputs, its results its outputs; literal operands and integer attributes are folded into
 //     the code), named `<fn>_<op>_<n>`, with buffer types in the fn's own symbols; the binding
 //     keeps the op's result type (a tuple for split, destructured as before);
-//   - for an f32 matmul whose operands each have the full batch or none, a call to an
-//     `extern fn <fn>_sgemm_<n>(a, b) -> result = "blas.sgemm"`;
-//   - for `reshape`, the reshape itself (the host makes it an alias, no copy).
+//   - for an f32 matmul whose operands each have the full batch or none, when the target offers
+//     blas.sgemm, a call to an `extern fn <fn>_sgemm_<n>(a, b) -> result = "blas.sgemm"`;
+//   - for a view op (reshape), the op itself (the host makes it an alias, no copy).
 // Generated prims are placed before the fn that calls them. Generic fns (never called once
 // inlined) are dropped. Ops whose result size depends on the data (`nonzero`, any value typed
 // with a symbol no parameter binds) and graph-level `if` are errors: "... is not supported by
-// the CPU backend yet". The lowerings live in passes/legalize/, one file per op family.
+// the CPU backend yet".
+//
+// Two halves, in passes/legalize/: each op call is first described (ComputeDesc.h: a map from
+// the output's index space to an element expression over its inputs' elements, a reduction, a
+// library call or a view; one file per op family, dispatched by Describe.cpp), then the
+// description is materialized (Materialize.h) into the prim, extern call or alias. fuse
+// composes descriptions between the two.
 
 #include "ir/Module.h"
 #include "passes/PassContext.h"

@@ -66,15 +66,21 @@ void FnContext::add_prim(Ref<ir::PrimFunc> prim) {
   out_.add(std::move(prim));
 }
 
-std::string FnContext::sgemm(const ir::Type& a, const ir::Type& b, const ir::Type& result) {
-  std::string key = ir::to_string(a) + "," + ir::to_string(b) + "->" + ir::to_string(result);
+std::string FnContext::library_extern(const std::string& symbol, const std::vector<ir::Type>& args,
+                                      const ir::Type& result) {
+  std::string key = symbol + ":";
+  for (const ir::Type& a : args)
+    key += ir::to_string(a) + ",";
+  key += "->" + ir::to_string(result);
   auto it = externs_.find(key);
   if (it != externs_.end()) return it->second;
   auto* e = new ir::ExternFunc();
-  e->name = new_decl_name("sgemm");
-  e->params = {ir::Var::make("a", a), ir::Var::make("b", b)};
+  e->name = new_decl_name(symbol.substr(symbol.find('.') + 1));
+  // Parameters a, b, c, ...
+  for (size_t k = 0; k < args.size(); ++k)
+    e->params.push_back(ir::Var::make(std::string(1, static_cast<char>('a' + k)), args[k]));
   e->ret_type = result;
-  e->symbol = "blas.sgemm";
+  e->symbol = symbol;
   e->loc = fn_.loc;
   out_.add(Ref<ir::ExternFunc>(e));
   externs_[key] = e->name;

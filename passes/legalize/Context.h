@@ -46,8 +46,10 @@ public:
   // A new declaration name `<fn>_<op>_<n>`.
   std::string new_decl_name(std::string_view op);
   void add_prim(Ref<ir::PrimFunc> prim);
-  // The extern bound to "blas.sgemm" with this signature (added on first use); its name.
-  std::string sgemm(const ir::Type& a, const ir::Type& b, const ir::Type& result);
+  // The extern bound to library routine `symbol` ("blas.sgemm") with this signature, named
+  // `<fn>_<routine>_<n>` ("sgemm") and added on first use; its name.
+  std::string library_extern(const std::string& symbol, const std::vector<ir::Type>& args,
+                             const ir::Type& result);
 
   // Inserts `let NAME = value` before the binding being lowered; returns the var.
   ir::Expr insert_binding(std::string_view hint, ir::Expr value, const ir::Type& type);

@@ -1,5 +1,5 @@
-// Elementwise ops: one loop nest over the result, each operand read through NumPy
-// broadcasting (a dim proved 1 reads index 0). Operands are rounded to their shared dtype and
+// Elementwise ops: a map over the result, each operand read through NumPy broadcasting (a dim
+// proved 1 reads index 0). Operands are rounded to their shared dtype and
 // computed in its compute dtype (f32 for f16/bf16); the result is rounded once on store.
 // Semantics follow the reference interpreter. Where the prim level already has them, the
 // scalar op is used as it is: integer `/` is floor division with x / 0 == 0 and x / -1 == -x
@@ -8,18 +8,12 @@
 // interpreter's zero: NaN if either is NaN, else (a < b ? b : a) and (b < a ? b : a).
 
 #include "ir/Intrinsics.h"
+#include "passes/legalize/DescBuilder.h"
 #include "passes/legalize/Families.h"
-#include "passes/legalize/LoopBuilder.h"
 
 namespace dsc::passes::lowering {
 
 namespace {
-
-// The value of one element, after the statements that compute it.
-struct Element {
-  std::vector<Stmt> pre;
-  PrimExpr value;
-};
 
 bool is_comparison_op(ir::OpId op) {
   using ir::OpId;
@@ -59,87 +53,67 @@ BinaryOp binary_op(ir::OpId op) {
   }
 }
 
-Element binary_element(PrimBuilder& pb, ir::OpId op, PrimExpr a, PrimExpr b) {
-  Element out;
+PrimExpr binary_element(DescBuilder& db, Element& e, ir::OpId op, PrimExpr a, PrimExpr b) {
   DType d = a->dtype;
   const bool is_max = op == ir::OpId::maximum;
   if (is_max || op == ir::OpId::minimum) {
-    if (!ir::is_float(d)) {
-      out.value = binary(is_max ? BinaryOp::Max : BinaryOp::Min, a, b);
-      return out;
-    }
+    if (!ir::is_float(d)) return binary(is_max ? BinaryOp::Max : BinaryOp::Min, a, b);
     // NaN-propagating; otherwise std::max(a, b) == (a < b ? b : a) and std::min(a, b) ==
     // (b < a ? b : a), which also fixes which zero wins.
-    PrimExpr ar, br;
-    out.pre.push_back(pb.let("a_value", a, &ar));
-    out.pre.push_back(pb.let("b_value", b, &br));
+    PrimExpr ar = db.let(e, "a_value", a);
+    PrimExpr br = db.let(e, "b_value", b);
     PrimExpr pick_b = is_max ? binary(BinaryOp::LT, ar, br) : binary(BinaryOp::LT, br, ar);
-    out.value = select(is_nan(br), br, select(pick_b, br, ar));
-    return out;
+    return select(is_nan(br), br, select(pick_b, br, ar));
   }
-  if (op == ir::OpId::pow) {
-    out.value = intrinsic(ir::intrinsic(ir::IntrinsicId::pow).name, {a, b});
-    return out;
-  }
-  out.value = binary(binary_op(op), a, b);
-  return out;
-}
-
-Stmt seq(std::vector<Stmt> pre, Stmt last) {
-  if (pre.empty()) return last;
-  pre.push_back(std::move(last));
-  return ir::Seq::make(std::move(pre));
+  if (op == ir::OpId::pow) return intrinsic(ir::intrinsic(ir::IntrinsicId::pow).name, {a, b});
+  return binary(binary_op(op), a, b);
 }
 
 } // namespace
 
-ir::Expr lower_elementwise(const ir::Call& call, const ir::BoundArgs& args, const ir::Type& type,
-                           FnContext& ctx) {
+std::optional<ComputeDesc> describe_elementwise(const ir::Call& call, const ir::BoundArgs& args,
+                                                const ir::Type& type, FnContext& ctx) {
   const std::string& name = call.callee;
   const ir::OpId op = ir::find_op(name)->id;
-  PrimBuilder pb(ctx, name);
-  Stmt body;
+  DescBuilder db(ctx, name);
+  MapOutput m;
   if (op == ir::OpId::where) {
-    Operand c = pb.input(args[0], "cond"), a = pb.input(args[1], "a"), b = pb.input(args[2], "b");
+    Operand c = db.input(args[0], "cond"), a = db.input(args[1], "a"), b = db.input(args[2], "b");
     DType d = shared_dtype({args.types[1], args.types[2]});
-    Operand out = pb.output(type, "out");
-    body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {
-      PrimExpr cv = pb.read(c, pb.broadcast_indices(c, i), DType::Bool);
-      PrimExpr av = pb.read(a, pb.broadcast_indices(a, i), d);
-      PrimExpr bv = pb.read(b, pb.broadcast_indices(b, i), d);
-      return pb.write(out, i, select(cv, av, bv));
-    });
+    db.output(type, "out");
+    m.space = db.space(type.shape);
+    const Indices& i = m.space.vars;
+    PrimExpr cv = db.read(c, db.broadcast_indices(c, i), DType::Bool);
+    PrimExpr av = db.read(a, db.broadcast_indices(a, i), d);
+    PrimExpr bv = db.read(b, db.broadcast_indices(b, i), d);
+    m.element.value = select(cv, av, bv);
   } else if (op == ir::OpId::cast) {
-    Operand x = pb.input(args[0], "x");
+    Operand x = db.input(args[0], "x");
     DType from = args.types[0].dtype;
-    Operand out = pb.output(type, "out");
-    body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {
-      return pb.write(out, i, convert(pb.read(x, pb.broadcast_indices(x, i), from), type.dtype));
-    });
+    db.output(type, "out");
+    m.space = db.space(type.shape);
+    m.element.value = convert(db.read(x, db.broadcast_indices(x, m.space.vars), from), type.dtype);
   } else if (const ir::IntrinsicDef* fn = ir::find_intrinsic(name); fn && fn->arity == 1) {
     // The op applies the intrinsic of its name to each element (ir/Intrinsics.def).
-    Operand x = pb.input(args[0], "x");
+    Operand x = db.input(args[0], "x");
     // A float function of an integer literal computes in the result's float dtype.
     DType d = type.dtype;
-    Operand out = pb.output(type, "out");
-    body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {
-      return pb.write(out, i, intrinsic(name, {pb.read(x, pb.broadcast_indices(x, i), d)}));
-    });
+    db.output(type, "out");
+    m.space = db.space(type.shape);
+    m.element.value = intrinsic(name, {db.read(x, db.broadcast_indices(x, m.space.vars), d)});
   } else {
-    Operand a = pb.input(args[0], "a"), b = pb.input(args[1], "b");
+    Operand a = db.input(args[0], "a"), b = db.input(args[1], "b");
     DType d = shared_dtype({args.types[0], args.types[1]});
     if (!is_comparison_op(op) && op != ir::OpId::logical_and && op != ir::OpId::logical_or &&
         !type.weak)
       d = type.dtype;
-    Operand out = pb.output(type, "out");
-    body = pb.loops(type.shape, [&](const PrimBuilder::Indices& i) {
-      PrimExpr av = pb.read(a, pb.broadcast_indices(a, i), d);
-      PrimExpr bv = pb.read(b, pb.broadcast_indices(b, i), d);
-      Element e = binary_element(pb, op, av, bv);
-      return seq(std::move(e.pre), pb.write(out, i, e.value));
-    });
+    db.output(type, "out");
+    m.space = db.space(type.shape);
+    PrimExpr av = db.read(a, db.broadcast_indices(a, m.space.vars), d);
+    PrimExpr bv = db.read(b, db.broadcast_indices(b, m.space.vars), d);
+    m.element.value = binary_element(db, m.element, op, av, bv);
   }
-  return pb.finish(body, type);
+  return db.map({std::move(m)}, type);
 }
 
 } // namespace dsc::passes::lowering

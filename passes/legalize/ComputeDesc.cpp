@@ -1,0 +1,41 @@
+#include "passes/legalize/ComputeDesc.h"
+
+#include "ir/Intrinsics.h"
+
+namespace dsc::passes::lowering {
+
+namespace {
+
+// Words of the language and scalar functions other than the intrinsics: never names in a
+// generated prim.
+const char* const kWords[] = {
+    "import", "fn",   "prim",   "extern",   "let",       "var",    "return", "if",    "else",
+    "for",    "in",   "where",  "parallel", "vectorize", "unroll", "alloc",  "local", "shared",
+    "global", "true", "false",  "bool",     "i8",        "i32",    "i64",    "f16",   "bf16",
+    "f32",    "f64",  "tensor", "int",      "float",     "str",    "min",    "max",   "cast"};
+
+bool ends_with_digit(std::string_view s) {
+  return !s.empty() && s.back() >= '0' && s.back() <= '9';
+}
+
+} // namespace
+
+NameSet::NameSet(const std::set<std::string>& reserved) : taken_(reserved) {
+  for (const char* w : kWords)
+    taken_.insert(w);
+  for (const ir::IntrinsicDef& fn : ir::all_intrinsics())
+    taken_.insert(fn.name);
+}
+
+std::string NameSet::fresh(std::string_view hint, bool numbered) {
+  std::string base(hint);
+  // `x` then `x0`: a hint ending in a digit gets a separator so that numbers do not run on.
+  if (!numbered && taken_.insert(base).second) return base;
+  if (ends_with_digit(base)) base += "_";
+  for (int n = 0;; ++n) {
+    std::string name = base + std::to_string(n);
+    if (taken_.insert(name).second) return name;
+  }
+}
+
+} // namespace dsc::passes::lowering
