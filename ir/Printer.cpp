@@ -697,8 +697,8 @@ private:
   // `-x` and `!x` for the neg and logical_not intrinsics, as the front end reads them.
   static const char* prefix_intrinsic(const Intrinsic& in) {
     if (in.args.size() != 1) return nullptr;
-    if (in.name == "neg") return "-";
-    if (in.name == "logical_not") return "!";
+    for (const InfixOp& op : kPrefixOps) // the intrinsics are named as the graph ops
+      if (op.callee == in.name) return op.text;
     return nullptr;
   }
 

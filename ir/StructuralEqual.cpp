@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ir/Intrinsics.h"
 #include "symbolic/Simplify.h"
 
 namespace dsc::ir {
@@ -44,7 +45,8 @@ std::optional<symbolic::Expr> index_form(const PrimExpr& e) {
   if (const Index* i = e.as<Index>()) return i->value;
   if (const IntImm* imm = e.as<IntImm>()) return symbolic::Const::make(imm->value);
   if (const Intrinsic* in = e.as<Intrinsic>()) {
-    if (in->name != "neg" || in->args.size() != 1) return std::nullopt;
+    const IntrinsicDef* def = find_intrinsic(in->name);
+    if (!def || def->id != IntrinsicId::neg || in->args.size() != 1) return std::nullopt;
     std::optional<symbolic::Expr> x = index_form(in->args[0]);
     if (!x) return std::nullopt;
     return symbolic::Mul::make(symbolic::Const::make(-1), *x);

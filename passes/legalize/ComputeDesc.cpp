@@ -6,13 +6,13 @@ namespace dsc::passes::lowering {
 
 namespace {
 
-// Words of the language and scalar functions other than the intrinsics: never names in a
-// generated prim.
+// Words of the language and scalar functions other than the intrinsics and dtypes: never
+// names in a generated prim.
 const char* const kWords[] = {
     "import", "fn",   "prim",   "extern",   "let",       "var",    "return", "if",    "else",
     "for",    "in",   "where",  "parallel", "vectorize", "unroll", "alloc",  "local", "shared",
-    "global", "true", "false",  "bool",     "i8",        "i32",    "i64",    "f16",   "bf16",
-    "f32",    "f64",  "tensor", "int",      "float",     "str",    "min",    "max",   "cast"};
+    "global", "true", "false",  "tensor",   "int",       "float",  "str",    "min",   "max",
+    "cast"};
 
 bool ends_with_digit(std::string_view s) {
   return !s.empty() && s.back() >= '0' && s.back() <= '9';
@@ -23,6 +23,8 @@ bool ends_with_digit(std::string_view s) {
 NameSet::NameSet(const std::set<std::string>& reserved) : taken_(reserved) {
   for (const char* w : kWords)
     taken_.insert(w);
+  for (const std::string& d : ir::dtype_names())
+    taken_.insert(d);
   for (const ir::IntrinsicDef& fn : ir::all_intrinsics())
     taken_.insert(fn.name);
 }
