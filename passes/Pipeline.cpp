@@ -84,7 +84,9 @@ bool Pipeline::run(Compilation& c, PassContext& ctx, const PipelineOptions& opti
       break;
     }
     c.holds |= pass->establishes;
-    if (options.verify_each) verify(*pass, c, ctx);
+    // A module with errors from before the pipeline (a partial one, which may hold two clashing
+    // definitions) is only meaningful for reporting more errors, so it is not verified.
+    if (options.verify_each && !ctx.diags.has_errors()) verify(*pass, c, ctx);
     bool wanted = options.print_after_all ||
                   std::find(options.print_after.begin(), options.print_after.end(), pass->name) !=
                       options.print_after.end();

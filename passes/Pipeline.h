@@ -8,7 +8,7 @@
 //   - print_after / print_after_all: the module (or, once lower_host has run, the host
 //     programs) after the named passes, each under a `// ----- after NAME` line;
 //   - verify_each: the IR verifier after every pass, under the invariants that then hold (a
-//     violation is a compiler bug: internal_error);
+//     violation is a compiler bug: internal_error), unless errors were reported before;
 //   - time_passes: wall time per pass, as a table.
 
 #include <iosfwd>

@@ -59,10 +59,14 @@ TEST(Pipeline, ParsesSubsetsAndRefusesInvalidOrders) {
 
 class PipelineRunTest : public ::testing::Test {
 protected:
-  bool run(const std::string& text, const Pipeline& pipeline, const PipelineOptions& options) {
+  // With `partial`, the front end keeps going past errors, as dscc check and the fuzzer do.
+  bool run(const std::string& text, const Pipeline& pipeline, const PipelineOptions& options,
+           bool partial = false) {
     uint32_t file = sources_.add("test.dsc", text);
-    std::optional<ir::Module> m =
-        lang::parse_module(sources_, file, diags_, testing::stdlib_options());
+    lang::FrontendOptions frontend = testing::stdlib_options();
+    std::vector<std::string> unresolved;
+    if (partial) frontend.unresolved = &unresolved;
+    std::optional<ir::Module> m = lang::parse_module(sources_, file, diags_, frontend);
     if (!m) return false;
     c_.module = std::move(*m);
     c_.entries = {"f"};
@@ -108,6 +112,19 @@ TEST_F(PipelineRunTest, StopsAtTheFirstPassWithAnError) {
   ASSERT_FALSE(run("fn f(x: f32[N]) { return matmul(x, x) + y }\n", build_pipeline(ctx_.target), o));
   EXPECT_FALSE(c_.holds.has(Invariant::Typed));
   EXPECT_TRUE(c_.hosts.empty());
+}
+
+// A module the front end kept despite errors (here with two definitions of g) is analysed for
+// more errors but not verified: found by the parser fuzzer.
+TEST_F(PipelineRunTest, PartialModulesAreNotVerified) {
+  PipelineOptions o;
+  o.verify_each = true;
+  run("fn g(x: f32[N]) { return x }\nfn g(x: f32[N]) { return x }\n"
+      "fn f(x: f32[N]) { return g(x) }\nfn h( {\n",
+      build_pipeline(ctx_.target, "infer_shapes", "collect_facts"), o, true);
+  EXPECT_TRUE(c_.holds.has(Invariant::Typed)); // the pipeline did run
+  EXPECT_TRUE(diags_.has_errors());
+  EXPECT_NE(testing::diagnostic_lines(diags_).find("redefinition of 'g'"), std::string::npos);
 }
 
 TEST_F(PipelineRunTest, TheTargetChoosesLibraryRoutines) {
