@@ -1,5 +1,7 @@
 #include "passes/IRUtil.h"
 
+#include "ir/Functor.h"
+
 #include "symbolic/Eval.h"
 
 namespace dsc::passes {
@@ -92,6 +94,32 @@ Ref<ir::Function> rebuild_function(const ir::Function& f, ir::Type ret_type, ir:
   nf->facts = std::move(facts);
   nf->loc = f.loc;
   return Ref<ir::Function>(nf);
+}
+
+StmtNames stmt_names(const ir::Stmt& s) {
+  struct Names : ir::IRVisitor {
+    StmtNames out;
+
+  protected:
+    void visit_node(const ir::Index* node) override { add_symbols(node->value, out.symbols); }
+    void visit_node(const ir::For* node) override {
+      out.loop_vars.insert(node->var);
+      add_symbols(node->min, out.symbols);
+      add_symbols(node->extent, out.symbols);
+      ir::IRVisitor::visit_node(node);
+    }
+    void visit_node(const ir::LocalDecl* node) override {
+      out.declared.insert(node->name);
+      ir::IRVisitor::visit_node(node);
+    }
+    void visit_node(const ir::Alloc* node) override {
+      out.declared.insert(node->name);
+      for (const symbolic::Expr& d : node->shape) add_symbols(d, out.symbols);
+      ir::IRVisitor::visit_node(node);
+    }
+  } names;
+  names.visit(s);
+  return std::move(names.out);
 }
 
 } // namespace dsc::passes

@@ -1,6 +1,6 @@
 #pragma once
-// Helpers on graph IR that several passes share: which fns are generic, the symbols that
-// types and expressions mention, and a fn rebuilt around a new body.
+// Helpers on the IR that several passes share: which fns are generic, the symbols that types,
+// expressions and prim statements mention, and a fn rebuilt around a new body.
 
 #include <set>
 #include <string>
@@ -24,6 +24,16 @@ void add_symbols(const ir::Type& t, std::set<std::string>& out);
 // the vars its blocks bind to *names.
 void collect_symbols(const ir::Expr& e, bool all, std::set<std::string>& symbols,
                      std::set<std::string>* names = nullptr);
+
+// The names a prim statement uses: the free symbols of its indices, loop bounds and
+// allocation shapes (loop variables among them where an index uses one), its loop variables,
+// and the locals and allocations it declares.
+struct StmtNames {
+  std::set<std::string> symbols;
+  std::set<std::string> loop_vars;
+  std::set<std::string> declared;
+};
+StmtNames stmt_names(const ir::Stmt& s);
 
 // A new fn with f's name, parameters, defaults, where clauses and location, and the given
 // return type, body and facts.

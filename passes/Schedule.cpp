@@ -7,6 +7,7 @@
 
 #include "ir/Functor.h"
 #include "passes/AccessAnalysis.h"
+#include "passes/IRUtil.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Simplify.h"
 
@@ -92,40 +93,18 @@ public:
 private:
   AccessAnalysis analyze(const Stmt& body) const { return AccessAnalysis(p_, body, ctx_.prover); }
 
+  // Every name of the prim, so that new loop variables and locals are fresh.
   static std::set<std::string> collect_names(const ir::PrimFunc& p) {
-    struct Names : ir::IRVisitor {
-      std::set<std::string> names;
-      void add(const sym::Expr& e) {
-        if (!e.defined()) return;
-        for (const std::string& s : sym::free_symbols(e))
-          names.insert(s);
-      }
-
-    protected:
-      void visit_node(const ir::For* node) override {
-        names.insert(node->var);
-        add(node->min);
-        add(node->extent);
-        ir::IRVisitor::visit_node(node);
-      }
-      void visit_node(const ir::LocalDecl* node) override {
-        names.insert(node->name);
-        ir::IRVisitor::visit_node(node);
-      }
-      void visit_node(const ir::Alloc* node) override {
-        names.insert(node->name);
-        ir::IRVisitor::visit_node(node);
-      }
-      void visit_node(const ir::Index* node) override { add(node->value); }
-    } n;
+    StmtNames n = stmt_names(p.body);
+    std::set<std::string> names = n.symbols;
+    names.insert(n.loop_vars.begin(), n.loop_vars.end());
+    names.insert(n.declared.begin(), n.declared.end());
     for (const std::vector<ir::Buffer>* bufs : {&p.inputs, &p.outputs})
       for (const ir::Buffer& b : *bufs) {
-        n.names.insert(b.name);
-        for (const sym::Expr& d : b.shape)
-          n.add(d);
+        names.insert(b.name);
+        for (const sym::Expr& d : b.shape) add_symbols(d, names);
       }
-    n.visit(p.body);
-    return n.names;
+    return names;
   }
 
   std::string fresh(const std::string& hint) {

@@ -2,6 +2,7 @@
 
 #include "ir/Functor.h"
 #include "ir/OpRegistry.h"
+#include "passes/IRUtil.h"
 #include "passes/legalize/Scalar.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Simplify.h"
@@ -14,39 +15,12 @@ using ir::Stmt;
 
 namespace {
 
-class SymbolUse : public ir::IRVisitor {
-public:
-  std::set<std::string> symbols;
-  std::set<std::string> loop_vars;
-
-  void add(const sym::Expr& e) {
-    if (!e.defined()) return;
-    for (const std::string& s : sym::free_symbols(e))
-      symbols.insert(s);
-  }
-
-protected:
-  void visit_node(const ir::Index* node) override { add(node->value); }
-  void visit_node(const ir::For* node) override {
-    loop_vars.insert(node->var);
-    add(node->min);
-    add(node->extent);
-    ir::IRVisitor::visit_node(node);
-  }
-  void visit_node(const ir::Alloc* node) override {
-    for (const sym::Expr& d : node->shape)
-      add(d);
-    ir::IRVisitor::visit_node(node);
-  }
-};
-
 // The symbols a statement uses (indices, loop bounds, allocations), less its loop variables.
 std::set<std::string> used_symbols(const Stmt& s) {
-  SymbolUse use;
-  use.visit(s);
+  StmtNames names = stmt_names(s);
   std::set<std::string> out;
-  for (const std::string& n : use.symbols)
-    if (!use.loop_vars.count(n)) out.insert(n);
+  for (const std::string& n : names.symbols)
+    if (!names.loop_vars.count(n)) out.insert(n);
   return out;
 }
 
