@@ -9,6 +9,7 @@
 
 #include "runtime/Npy.h"
 #include "runtime/Safetensors.h"
+#include "support/Suggest.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Parser.h"
 
@@ -84,8 +85,38 @@ bool parse_shape_option(const std::string& text, std::map<std::string, int64_t>*
   return true;
 }
 
+namespace {
+
+// Every --shape symbol must be one of the function's: a typo would otherwise be ignored and the
+// input synthesized at some other size.
+bool check_shape_symbols(const runtime::FunctionInfo& fn, const InputOptions& options,
+                         std::string* error) {
+  std::set<std::string> known;
+  for (const runtime::TensorInfo& p : fn.params)
+    for (const std::string& dim : p.dims) {
+      symbolic::ParseResult d = symbolic::parse_expr(dim);
+      if (d.ok())
+        for (const std::string& s : symbolic::free_symbols(d.expr)) known.insert(s);
+    }
+  std::vector<std::string> candidates(known.begin(), known.end());
+  for (const auto& [name, value] : options.shape) {
+    if (known.count(name)) continue;
+    *error = "--shape names '" + name + "', which is not a symbol of '" + fn.name + "'";
+    std::string list;
+    for (const std::string& s : candidates) list += (list.empty() ? "" : ", ") + s;
+    *error += list.empty() ? " (it has none)" : " (its symbols: " + list + ")";
+    std::string close = closest_name(name, candidates);
+    if (!close.empty()) *error += "; did you mean '" + close + "'?";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
 std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
                                                const InputOptions& options, std::string* error) {
+  if (!check_shape_symbols(fn, options, error)) return std::nullopt;
   std::map<std::string, runtime::Tensor> given;
   std::set<std::string> names;
   for (const runtime::TensorInfo& p : fn.params) names.insert(p.name);
