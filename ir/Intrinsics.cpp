@@ -6,13 +6,14 @@ namespace dsc::ir {
 
 const std::vector<IntrinsicDef>& all_intrinsics() {
   static const std::vector<IntrinsicDef> table = {
-#define DSC_INTRINSIC(name, arity, domain, purity, cpu, llvm, cuda_f32, cuda_f64, cuda_int,        \
+#define DSC_INTRINSIC(name, arity, domain, purity, cost, cpu, llvm, cuda_f32, cuda_f64, cuda_int,  \
                       reference, reference_int)                                                    \
   IntrinsicDef{IntrinsicId::name,                                                                  \
                #name,                                                                              \
                arity,                                                                              \
                IntrinsicDomain::domain,                                                            \
                Purity::purity,                                                                     \
+               Cost::cost,                                                                         \
                CpuLowering::cpu,                                                                   \
                llvm,                                                                               \
                cuda_f32,                                                                           \

@@ -1,6 +1,6 @@
 #pragma once
 // The table of prim intrinsics (ir/Intrinsics.def): per name, its arity, operand domain,
-// purity, CPU lowering, CUDA spelling and reference implementation. ir::Intrinsic nodes name
+// purity, cost, CPU lowering, CUDA spelling and reference implementation. ir::Intrinsic nodes name
 // their function by string, so that a prim may call an effect the table does not know (the
 // backend then reports it); everything that needs to know what a name means asks here.
 
@@ -18,6 +18,8 @@ enum class IntrinsicId : uint8_t {
 
 enum class IntrinsicDomain : uint8_t { Float, Number, Bool, Select, None };
 enum class Purity : uint8_t { Pure, Effect };
+// What evaluating it once more costs: fusion recomputes only Cheap intrinsics.
+enum class Cost : uint8_t { Cheap, Costly };
 enum class CpuLowering : uint8_t { Polynomial, LlvmIntrinsic, Inline, Nothing };
 
 struct IntrinsicDef {
@@ -26,6 +28,7 @@ struct IntrinsicDef {
   int arity;
   IntrinsicDomain domain;
   Purity purity;
+  Cost cost;
   CpuLowering cpu;
   const char* llvm; // the LLVM intrinsic of CpuLowering::LlvmIntrinsic ("llvm.sqrt"), else ""
   // CUDA C expressions with `$0`.. for the operands, per dtype class; "" where not accepted.

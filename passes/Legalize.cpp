@@ -8,6 +8,7 @@
 #include "passes/IRUtil.h"
 #include "passes/legalize/Context.h"
 #include "passes/legalize/Families.h"
+#include "passes/legalize/Fuse.h"
 #include "passes/legalize/Materialize.h"
 
 namespace dsc::passes {
@@ -28,15 +29,14 @@ public:
 
   Ref<ir::Function> run() {
     const ir::Block* body = f_.body.as<ir::Block>();
-    std::vector<ir::Binding> out;
+    std::vector<lowering::FnItem> items;
     for (const ir::Binding& b : body->bindings) {
       ctx_.set_loc(b.loc.valid() ? b.loc : b.value->loc);
       if (!supported(b)) return nullptr;
-      ir::Expr value = lower(b.value);
-      if (!value.defined()) return nullptr;
-      for (ir::Binding& inserted : ctx_.take_inserted())
-        out.push_back(std::move(inserted));
-      out.push_back(ir::Binding{b.vars, value, b.has_asserted_type, b.loc});
+      lowering::FnItem item{b, {}, {}, {}, {}, false, false};
+      if (!describe(item)) return nullptr;
+      item.inserted = ctx_.take_inserted();
+      items.push_back(std::move(item));
     }
     if (!flat_result(body->result)) {
       pass_.diags.error(body->result->loc, "legalize: the result of '" + f_.name +
@@ -44,11 +44,48 @@ public:
                                                "inline_calls first)");
       return nullptr;
     }
+    FusionSummary summary{f_.name, 0, 0, 0, 0};
+    for (const lowering::FnItem& item : items)
+      summary.ops += item.desc ? 1 : 0;
+    if (pass_.fuse) lowering::fuse(items, body->result, ctx_, pass_.fusion_log);
+    for (const lowering::FnItem& item : items) {
+      if (item.dropped) continue;
+      using Kind = lowering::ComputeDesc::Kind;
+      if (!item.desc) {
+        const ir::Call* call = item.binding.value.as<ir::Call>();
+        const ir::Module::Decl* d = call ? in_.find(call->callee) : nullptr;
+        summary.kernels += d && d->prim ? 1 : 0;
+        summary.library_calls += d && d->ext ? 1 : 0;
+      } else if (item.desc->kind == Kind::Library) {
+        ++summary.library_calls;
+      } else if (item.desc->kind == Kind::View) {
+        ++summary.views;
+      } else {
+        ++summary.kernels;
+      }
+    }
+    if (pass_.fusion_log) pass_.fusion_log->summaries.push_back(summary);
+    std::vector<ir::Binding> out;
+    for (lowering::FnItem& item : items) {
+      for (ir::Binding& inserted : item.inserted)
+        out.push_back(std::move(inserted));
+      if (item.dropped) continue;
+      const ir::Binding& b = item.binding;
+      ctx_.set_loc(b.loc.valid() ? b.loc : b.value->loc);
+      ir::Expr value = b.value;
+      std::string kind = item.desc ? kernel_kind(item) : "";
+      item.ops = distinct(item.ops);
+      if (item.desc && item.ops.size() > 1) item.desc->op = kernel_stem(item);
+      if (item.desc) value = lowering::materialize(std::move(*item.desc), ctx_);
+      for (ir::Binding& inserted : ctx_.take_inserted())
+        out.push_back(std::move(inserted));
+      out.push_back(ir::Binding{b.vars, value, b.has_asserted_type, b.loc});
+      if (item.ops.size() > 1) log_kernel(item, kind, value);
+    }
     return rebuild_function(f_, f_.ret_type,
                             ir::Block::make(std::move(out), body->result, body->loc), f_.facts);
   }
 
-private:
   static bool flat_result(const ir::Expr& e) {
     if (const ir::Tuple* t = e.as<ir::Tuple>()) {
       for (const ir::Expr& f : t->fields)
@@ -78,16 +115,18 @@ private:
     return true;
   }
 
-  ir::Expr lower(const ir::Expr& value) {
+  // Describes an op call (a fill for a view of a literal); other values stay as they are.
+  bool describe(lowering::FnItem& item) {
+    ir::Expr value = item.binding.value;
     const ir::Call* call = value.as<ir::Call>();
-    if (!call) return value; // vars, tuples and their fields stay
+    if (!call) return true; // vars, tuples and their fields stay
     const ir::OpDef* op = ir::find_op(call->callee);
     if (!op) {
       const ir::Module::Decl* d = in_.find(call->callee);
-      if (d && (d->prim || d->ext)) return value;
+      if (d && (d->prim || d->ext)) return true;
       pass_.diags.error(ctx_.loc(), "legalize: the call to '" + call->callee +
                                         "' was not inlined (run inline_calls first)");
-      return ir::Expr();
+      return false;
     }
     std::vector<ir::Expr> operands = call->args;
     for (const ir::KeywordArg& k : call->kwargs)
@@ -96,25 +135,84 @@ private:
       bool ok = is_atom(a) || a.is<ir::ShapeExpr>() || a.is<ir::StringImm>();
       if (const ir::ListExpr* l = a.as<ir::ListExpr>()) {
         ok = true;
-        for (const ir::Expr& item : l->items)
-          ok = ok && (is_atom(item) || ir::literal_value(item).defined());
+        for (const ir::Expr& x : l->items)
+          ok = ok && (is_atom(x) || ir::literal_value(x).defined());
       }
       if (ok || ir::literal_value(a).defined()) continue;
       pass_.diags.error(ctx_.loc(), "legalize: an operand of '" + call->callee +
                                         "' is not a var or a literal (run inline_calls first)");
-      return ir::Expr();
+      return false;
     }
     if (op->is_view() && !call->args.empty() && !call->args[0].is<ir::Var>()) {
       // A view of a literal: a filled tensor.
-      ir::Expr fill =
+      value =
           ir::Call::make(ir::op_name(ir::OpId::cast),
                          {call->args[0], ir::StringImm::make(ir::dtype_name(value->type.dtype))},
                          {}, value->type, call->loc);
-      return lower(fill);
+      call = value.as<ir::Call>();
+      item.binding.value = value;
     }
-    std::optional<lowering::ComputeDesc> desc = lowering::describe(*call, ctx_);
-    if (!desc) return ir::Expr();
-    return lowering::materialize(std::move(*desc), ctx_);
+    item.desc = lowering::describe(*call, ctx_);
+    item.ops.push_back(FusedOp{call->callee, ctx_.loc()});
+    return item.desc.has_value();
+  }
+
+  // A kernel of several ops is named after its first op and its last, views left out, and a
+  // stitched one after its first reduction: layer_add_permute_0, layer_max_div_0.
+  static std::string kernel_stem(const lowering::FnItem& item) {
+    std::vector<std::string> names;
+    std::string first;
+    for (const FusedOp& op : item.ops) {
+      const ir::OpDef* def = ir::find_op(op.op);
+      if (def && def->is_view()) continue;
+      names.push_back(op.op);
+      if (first.empty() && def && def->family == ir::OpFamily::Reduce) first = op.op;
+    }
+    if (names.empty()) return item.ops.back().op;
+    if (item.desc->kind != lowering::ComputeDesc::Kind::Stitch || first.empty())
+      first = names.front();
+    return first == names.back() ? first : first + "_" + names.back();
+  }
+
+  // The ops without repeats (a cheap producer inlined into several consumers of one kernel),
+  // in order of first appearance.
+  static std::vector<FusedOp> distinct(const std::vector<FusedOp>& ops) {
+    std::vector<FusedOp> out;
+    for (const FusedOp& op : ops) {
+      bool seen = false;
+      for (const FusedOp& o : out)
+        seen = seen || (o.op == op.op && o.loc.file == op.loc.file && o.loc.line == op.loc.line &&
+                        o.loc.col == op.loc.col);
+      if (!seen) out.push_back(op);
+    }
+    return out;
+  }
+
+  void log_kernel(const lowering::FnItem& item, const std::string& kind, const ir::Expr& value) {
+    if (!pass_.fusion_log) return;
+    const ir::Call* call = value.as<ir::Call>();
+    FusionDecision d;
+    d.fn = f_.name;
+    d.kernel = call ? call->callee : "";
+    d.kind = kind;
+    d.ops = item.ops;
+    d.facts = item.facts;
+    pass_.fusion_log->decisions.push_back(std::move(d));
+  }
+
+  // elementwise (elementwise and broadcast ops), injective (with layout ops), reduction (a
+  // reduction with its producers), stitched (reductions and maps row by row).
+  static std::string kernel_kind(const lowering::FnItem& item) {
+    using Kind = lowering::ComputeDesc::Kind;
+    if (item.desc->kind == Kind::Stitch) return "stitched";
+    if (item.desc->kind == Kind::Reduce) return "reduction";
+    for (const FusedOp& op : item.ops) {
+      const ir::OpDef* def = ir::find_op(op.op);
+      if (def && def->pattern != ir::OpPattern::Elementwise &&
+          def->pattern != ir::OpPattern::Broadcast)
+        return "injective";
+    }
+    return "elementwise";
   }
 
   FnContext ctx_;

@@ -3,6 +3,7 @@
 // cache then serves the whole pipeline), and the target being compiled for.
 
 #include "ir/Target.h"
+#include "passes/FusionLog.h"
 #include "support/Diagnostics.h"
 #include "symbolic/Prover.h"
 
@@ -12,6 +13,10 @@ struct PassContext {
   DiagnosticEngine& diags;
   symbolic::Prover& prover;
   ir::Target target = ir::cpu_target();
+  // legalize fuses ops into kernels (passes/legalize/Fuse.h) unless this is off.
+  bool fuse = true;
+  // Where legalize records its fusion decisions, when someone asks (`--explain-fusion`).
+  FusionLog* fusion_log = nullptr;
 };
 
 } // namespace dsc::passes

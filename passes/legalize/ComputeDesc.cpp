@@ -1,5 +1,6 @@
 #include "passes/legalize/ComputeDesc.h"
 
+#include "ir/Functor.h"
 #include "ir/Intrinsics.h"
 
 namespace dsc::passes::lowering {
@@ -19,6 +20,23 @@ bool ends_with_digit(std::string_view s) {
 }
 
 } // namespace
+
+bool guards(const ir::PrimExpr& condition) {
+  struct Reads : ir::IRVisitor {
+    bool data = false, indices = false;
+    void visit_node(const ir::Load*) override { data = true; }
+    void visit_node(const ir::LocalRef*) override { data = true; }
+    void visit_node(const ir::Index*) override { indices = true; }
+  } reads;
+  reads.visit(condition);
+  return reads.indices && !reads.data;
+}
+
+bool is_guarding_select(const ir::PrimExpr& e) {
+  const ir::Intrinsic* s = e.as<ir::Intrinsic>();
+  return s && ir::find_intrinsic(s->name) == &ir::intrinsic(ir::IntrinsicId::select) &&
+         guards(s->args[0]);
+}
 
 NameSet::NameSet(const std::set<std::string>& reserved) : taken_(reserved) {
   for (const char* w : kWords)

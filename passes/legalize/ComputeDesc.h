@@ -32,6 +32,11 @@
 
 namespace dsc::passes::lowering {
 
+// A condition that reads the indices and no input and no local, and a select on one: its
+// branches are guarded (the one not taken may read out of bounds).
+bool guards(const ir::PrimExpr& condition);
+bool is_guarding_select(const ir::PrimExpr& e);
+
 // Names unique within one prim, none of them a symbol of the fn or a word of the language.
 class NameSet {
 public:
@@ -90,12 +95,37 @@ struct LibraryCall {
   std::vector<ir::Expr> args;
 };
 
+// One step of a stitched group (fuse's output, passes/legalize/Fuse.h), run once per row.
+//   Reduce  the reduction (its space is the group's rows) into the row value `local`;
+//   Scalar  `local` = element, computed once per row (its space is the group's rows);
+//   Map     element stored to output `output` over `space`: the rows' variables, and loops of
+//           its own over the dims where the rows have extent 1 (the reduced axes).
+// A stage reads an earlier Reduce or Scalar stage as a LocalRef to its `local`, and an earlier
+// Map stage by a load of that stage's output at the same indices (the row it just wrote). A
+// Reduce or Scalar stage whose value is needed outside the group also stores it to `output`.
+struct Stage {
+  enum class Kind { Reduce, Scalar, Map };
+  Kind kind = Kind::Map;
+  Reduction reduction;
+  IndexSpace space;
+  Element element;
+  std::string local;
+  std::optional<size_t> output;
+};
+
+// Loops over `rows` (one variable per dim of extent other than 1), then the stages in order.
+struct Stitch {
+  IndexSpace rows;
+  std::vector<Stage> stages;
+};
+
 struct ComputeDesc {
   enum class Kind {
     Map,     // an elementwise, broadcast or injective op: one MapOutput per output
     Reduce,  // sum/max/min/mean, and matmul and conv2d when not a library call
     Library, // a library routine the target offers
     View,    // the result aliases its operand (reshape): no code
+    Stitch,  // a group fuse stitched: reductions with their producers and consumers
   };
   struct Input {
     ir::Buffer buffer; // as the prim will declare it
@@ -110,6 +140,7 @@ struct ComputeDesc {
   std::vector<ir::Buffer> outputs;
   std::vector<MapOutput> maps;
   Reduction reduction;
+  Stitch stitch;
   LibraryCall library;
   NameSet names; // every name above, and the fn's symbols: fresh names come from here
 

@@ -38,9 +38,20 @@ Diagnostic& FnContext::unsupported(const std::string& what) {
 }
 
 bool FnContext::proved(const sym::Expr& predicate) {
+  return decide(predicate).verdict == sym::Verdict::Proved;
+}
+
+sym::ProofResult FnContext::decide(const sym::Expr& predicate,
+                                   const std::vector<sym::Expr>& assumptions) {
   sym::Expr p = sym::simplify(predicate);
-  if (const sym::BoolConst* b = p.as<sym::BoolConst>()) return b->value;
-  return pass_.prover.prove(p, facts_).verdict == sym::Verdict::Proved;
+  if (const sym::BoolConst* b = p.as<sym::BoolConst>()) {
+    if (b->value) return sym::ProofResult{sym::Verdict::Proved, {}, sym::ProofStage::Simplify, ""};
+  }
+  if (assumptions.empty()) return pass_.prover.prove(p, facts_);
+  sym::Facts facts = facts_;
+  for (const sym::Expr& a : assumptions)
+    facts.add(a);
+  return pass_.prover.prove(p, facts);
 }
 
 bool FnContext::is_one(const sym::Expr& dim) {

@@ -33,6 +33,9 @@ public:
   // Proved under the fn's facts: its where clauses, parameter dims >= 0, and every shape fact
   // (run-time checks included: the host checks them before any kernel runs).
   bool proved(const symbolic::Expr& predicate);
+  // What the prover says of `predicate` under those facts, and `assumptions` besides.
+  symbolic::ProofResult decide(const symbolic::Expr& predicate,
+                               const std::vector<symbolic::Expr>& assumptions = {});
   // A dim that is (proved) 1.
   bool is_one(const symbolic::Expr& dim);
   // Two dims that are (proved) equal.

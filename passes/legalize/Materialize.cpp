@@ -24,19 +24,6 @@ std::set<std::string> used_symbols(const Stmt& s) {
   return out;
 }
 
-// A select condition that guards its branches (ComputeDesc.h): it reads the indices and no
-// buffer and no local.
-bool guards(const PrimExpr& cond) {
-  struct Reads : ir::IRVisitor {
-    bool data = false, indices = false;
-    void visit_node(const ir::Load*) override { data = true; }
-    void visit_node(const ir::LocalRef*) override { data = true; }
-    void visit_node(const ir::Index*) override { indices = true; }
-  } reads;
-  reads.visit(cond);
-  return reads.indices && !reads.data;
-}
-
 // Every index with the index variables replaced (and simplified).
 class SubstituteIndices : public ir::IRMutator {
 public:
@@ -92,6 +79,8 @@ public:
     }
     case ComputeDesc::Kind::Reduce:
       return finish(reduction());
+    case ComputeDesc::Kind::Stitch:
+      return finish(stitch());
     }
     internal_error << "legalize: a description of unknown kind";
   }
@@ -113,7 +102,7 @@ private:
     const ir::Intrinsic* s = value.as<ir::Intrinsic>();
     sym::Expr bound;
     std::optional<size_t> axis;
-    if (e.lets.empty() && s && s->name == "select") axis = split_axis(s->args[0], box, &bound);
+    if (e.lets.empty() && is_guarding_select(value)) axis = split_axis(s->args[0], box, &bound);
     if (!axis) {
       nests.push_back(emit(out, box, e, value));
       return;
@@ -196,7 +185,7 @@ private:
   // out[idx] = value, converted to the output's dtype; guarding selects become ifs.
   static Stmt store(const ir::Buffer& out, const std::vector<sym::Expr>& idx, PrimExpr value) {
     const ir::Intrinsic* s = value.as<ir::Intrinsic>();
-    if (s && s->name == "select" && guards(s->args[0]))
+    if (is_guarding_select(value))
       return ir::IfStmt::make(s->args[0], store(out, idx, s->args[1]), store(out, idx, s->args[2]));
     if (value->dtype != out.dtype) value = convert(value, out.dtype);
     return ir::Store::make(out.name, indices(idx), value);
@@ -206,13 +195,59 @@ private:
     const Reduction& r = d_.reduction;
     ir::DType acc_dtype = r.identity->dtype;
     PrimExpr acc = ir::LocalRef::make(acc_dtype, r.accumulator);
-    Stmt update = ir::Assign::make(r.accumulator, binary(r.combiner, acc, r.body.value));
+    Stmt result = store(d_.outputs.front(), r.space.vars, r.finish.defined() ? r.finish : acc);
+    std::vector<Stmt> body = reduce(r);
+    body.push_back(result);
+    return nest(r.space, ir::Seq::make(std::move(body)));
+  }
+
+  // The accumulator's declaration and the loops over the reduced axes; the body's locals are
+  // computed only where the condition holds.
+  static std::vector<Stmt> reduce(const Reduction& r) {
+    ir::DType acc_dtype = r.identity->dtype;
+    PrimExpr acc = ir::LocalRef::make(acc_dtype, r.accumulator);
+    Stmt update =
+        with_lets(r.body, ir::Assign::make(r.accumulator, binary(r.combiner, acc, r.body.value)));
     if (r.condition.defined()) update = ir::IfStmt::make(r.condition, update, Stmt());
     Stmt decl = ir::LocalDecl::make(r.accumulator, acc_dtype, true, r.identity);
-    Stmt loops = nest(r.reduced, with_lets(r.body, update));
-    PrimExpr result = r.finish.defined() ? r.finish : acc;
-    return nest(r.space,
-                ir::Seq::make({decl, loops, store(d_.outputs.front(), r.space.vars, result)}));
+    return {decl, nest(r.reduced, update)};
+  }
+
+  // Per row, the stages in order (ComputeDesc.h: Stage).
+  Stmt stitch() {
+    const Stitch& s = d_.stitch;
+    std::vector<Stmt> row;
+    for (const Stage& st : s.stages) {
+      if (st.kind == Stage::Kind::Map) {
+        IndexSpace inner;
+        for (size_t a = 0; a < st.space.vars.size(); ++a) {
+          if (s.rows.vars[a].is<sym::Sym>()) continue;
+          inner.vars.push_back(st.space.vars[a]);
+          inner.extents.push_back(st.space.extents[a]);
+        }
+        const ir::Buffer& out = d_.outputs[*st.output];
+        row.push_back(
+            nest(inner, with_lets(st.element, store(out, st.space.vars, st.element.value))));
+        continue;
+      }
+      PrimExpr value;
+      if (st.kind == Stage::Kind::Reduce) {
+        const Reduction& r = st.reduction;
+        for (Stmt& part : reduce(r))
+          row.push_back(std::move(part));
+        value =
+            r.finish.defined() ? r.finish : ir::LocalRef::make(r.identity->dtype, r.accumulator);
+      } else {
+        for (const LocalLet& l : st.element.lets)
+          row.push_back(ir::LocalDecl::make(l.name, l.value->dtype, false, l.value));
+        value = st.element.value;
+      }
+      row.push_back(ir::LocalDecl::make(st.local, value->dtype, false, value));
+      if (st.output)
+        row.push_back(
+            store(d_.outputs[*st.output], s.rows.vars, ir::LocalRef::make(value->dtype, st.local)));
+    }
+    return nest(s.rows, seq(std::move(row)));
   }
 
   ir::Expr finish(Stmt body) {

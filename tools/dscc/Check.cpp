@@ -56,6 +56,20 @@ std::optional<Checked> check_buffer(SourceManager& sources, uint32_t file, Diagn
   return Checked{std::move(c.module)};
 }
 
+std::optional<passes::FusionLog> explain_fusion(const ir::Module& checked, DiagnosticEngine& diags,
+                                                symbolic::Prover& prover) {
+  passes::FusionLog log;
+  passes::PassContext ctx{diags, prover};
+  ctx.fusion_log = &log;
+  passes::Compilation c;
+  c.module = checked;
+  c.entries = passes::entry_candidates(checked);
+  c.holds = {passes::Invariant::Typed, passes::Invariant::FactsDecided};
+  if (!passes::build_pipeline(ctx.target, "inline_calls", "legalize").run(c, ctx, {}))
+    return std::nullopt;
+  return log;
+}
+
 namespace {
 
 std::string canonical_type(const ir::Type& t) {

@@ -32,6 +32,12 @@ std::optional<Checked> check_buffer(SourceManager& sources, uint32_t file, Diagn
                                     symbolic::Prover& prover,
                                     const passes::PipelineOptions& options = {});
 
+// The fusion decisions of legalize (passes/FusionLog.h) for every entry candidate of a checked
+// module: `dscc check --explain-fusion` and the REPL's `:fusion`. Nullopt on an error (in
+// `diags`).
+std::optional<passes::FusionLog> explain_fusion(const ir::Module& checked, DiagnosticEngine& diags,
+                                                symbolic::Prover& prover);
+
 // `dscc check --emit=shapes`: every function's signature, then each binding as
 // `name: dtype[dims]` in source order, then the return type.
 std::string format_shapes(const ir::Module& m);

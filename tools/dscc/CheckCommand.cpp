@@ -1,4 +1,4 @@
-// dscc check FILE [--emit=shapes|ir|facts]
+// dscc check FILE [--emit=shapes|ir|facts] [--explain-fusion]
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -14,7 +14,7 @@ namespace dsc::dscc {
 namespace {
 
 constexpr const char* kCheckUsage =
-    R"(usage: dscc check FILE.dsc [--emit=shapes|ir|facts]
+    R"(usage: dscc check FILE.dsc [--emit=shapes|ir|facts] [--explain-fusion]
 
 Parses FILE, infers every value's shape and decides every shape fact, printing errors as
 `file:line:col: error: message` with the source line. Exits 1 on any error.
@@ -24,6 +24,10 @@ Parses FILE, infers every value's shape and decides every shape fact, printing e
   --emit=ir       the typed module as .dsc text (it parses back)
   --emit=facts    every shape fact with its location: proved at compile time, assumed from
                   a `where` clause, or checked at run time (with a counterexample)
+  --explain-fusion
+                  instead, how each entry function's ops become kernels: per kernel of
+                  more than one op, its ops with their locations and the shape facts its
+                  fusion rests on (proved, or a counterexample); and each fusion refused, why
   --split-input-file
                   check each part of FILE between `# -----` lines on its own (line numbers
                   stay those of FILE)
@@ -57,8 +61,12 @@ std::vector<std::string> split_input(const std::string& text) {
 
 int run_check(const Args& args) {
   std::string file, emit = "shapes";
-  bool split = false, verify = false;
+  bool split = false, verify = false, explain = false;
   for (const std::string& a : args) {
+    if (a == "--explain-fusion") {
+      explain = true;
+      continue;
+    }
     if (a == "--split-input-file") {
       split = true;
       continue;
@@ -121,6 +129,13 @@ int run_check(const Args& args) {
     part_diags.print(std::cerr);
     if (!checked) {
       status = 1;
+      continue;
+    }
+    if (explain) {
+      std::optional<passes::FusionLog> log = explain_fusion(checked->module, part_diags, prover);
+      part_diags.print(std::cerr);
+      if (log) log->print(std::cout, sources);
+      else status = 1;
       continue;
     }
     if (emit == "shapes") std::cout << format_shapes(checked->module);

@@ -16,6 +16,7 @@ const char* const kInstrumentationUsage =
   --print-after-all            print the IR after every pass
   --verify-each                run the IR verifier after every pass (on in debug builds)
   --time-passes                print each pass's wall time to stderr
+  --no-fusion                  one kernel per op (to compare with the fused kernels)
 )";
 
 namespace {
@@ -83,6 +84,8 @@ OptionResult parse_compile_option(const std::string& arg, CompileOptions* option
     return OptionResult::Parsed;
   if (arg == "-q" || arg == "--quiet") {
     options->quiet = true;
+  } else if (arg == "--no-fusion") {
+    options->fuse = false;
   } else if (arg.size() > 1 && arg[0] == '-') {
     return OptionResult::NotMine;
   } else if (options->file.empty()) {
@@ -139,6 +142,7 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
   instrument.print_to = &out;
   instrument.report_to = &err;
   passes::PassContext ctx{diags, prover, options.target};
+  ctx.fuse = options.fuse;
 
   std::optional<uint32_t> file = load_source(options.file, sources, diags);
   std::optional<ir::Module> parsed;

@@ -27,11 +27,14 @@ struct CompiledProgram {
   ir::Module typed;                     // for the reference interpreter
   std::unique_ptr<runtime::Model> model; // the JIT-compiled code
   ir::HostProgram host;
+  size_t kernels = 0; // generated prims (fusion makes fewer)
   std::string errors; // diagnostics of any stage; empty on success
 };
 
-// `entry` must be a fn of `text`. Never throws; failures land in `errors`.
-inline CompiledProgram compile_program(const std::string& text, const std::string& entry) {
+// `entry` must be a fn of `text`. Never throws; failures land in `errors`. `fuse`: legalize
+// fuses ops into kernels (passes/legalize/Fuse.h).
+inline CompiledProgram compile_program(const std::string& text, const std::string& entry,
+                                       bool fuse = true) {
   CompiledProgram out;
   SourceManager sources;
   DiagnosticEngine diags(sources);
@@ -39,6 +42,7 @@ inline CompiledProgram compile_program(const std::string& text, const std::strin
   uint32_t file = sources.add("test.dsc", text);
   std::optional<ir::Module> m = lang::parse_module(sources, file, diags, stdlib_options());
   passes::PassContext ctx{diags, prover};
+  ctx.fuse = fuse;
   passes::Compilation c;
   bool ok = false;
   if (m && !diags.has_errors()) {
@@ -55,6 +59,8 @@ inline CompiledProgram compile_program(const std::string& text, const std::strin
     return out;
   }
   out.host = c.hosts.at(0);
+  for (const ir::Module::Decl& d : c.module.decls)
+    out.kernels += d.prim ? 1 : 0;
   runtime::Manifest manifest;
   manifest.functions.push_back(cpu::describe_host_program(out.host));
   std::string error;
@@ -104,6 +110,65 @@ inline std::vector<runtime::Tensor> random_inputs(const ir::HostProgram& host,
     out.push_back(std::move(t));
   }
   return out;
+}
+
+// One numeric case: fn f of `source`, run compiled and by the reference interpreter.
+struct NumericCase {
+  std::string name;
+  std::string source; // defines fn f
+  std::vector<std::string> symbols;
+  int64_t int_bound = 2;    // integer inputs are drawn from [0, int_bound); -1: [0, N)
+  double tolerance = 2e-5;  // relative to max(1, |expected|)
+  int64_t min_size = 1;     // every symbol is at least this (for cases with `where` clauses)
+};
+
+// So that gtest names a failing case instead of dumping its bytes.
+inline void PrintTo(const NumericCase& c, std::ostream* os) { *os << c.name; }
+
+// The first three shapes give every symbol 1, then the prime 7, then 17 (a prime that is not
+// a multiple of the vector width); the other three draw each symbol from kSizes.
+inline constexpr int64_t kFixedSizes[] = {1, 7, 17};
+inline constexpr int64_t kSizes[] = {1, 2, 3, 5, 7, 13, 17, 31, 33, 47, 64};
+
+// Runs `p` (compiled from c.source) and the reference interpreter at six shapes with random
+// inputs, and compares every output element.
+inline void expect_matches_reference(const NumericCase& c, const CompiledProgram& p) {
+  std::mt19937_64 rng(std::hash<std::string>{}(c.name));
+  for (int trial = 0; trial < 6; ++trial) {
+    symbolic::Bindings symbols;
+    for (const std::string& s : c.symbols)
+      symbols[s] = std::max(c.min_size, trial < 3 ? kFixedSizes[trial]
+                                                  : kSizes[rng() % std::size(kSizes)]);
+    std::string at;
+    for (const auto& [k, v] : symbols) at += k + "=" + std::to_string(v) + " ";
+    int64_t int_bound = c.int_bound > 0 ? c.int_bound : symbols["N"];
+    std::vector<runtime::Tensor> inputs = random_inputs(p.host, symbols, rng, int_bound);
+    reference::RunResult expected = reference::interpret(p.typed, "f", inputs);
+    ASSERT_TRUE(expected.ok()) << at << expected.error;
+    std::vector<DLTensor> views;
+    for (runtime::Tensor& t : inputs) views.push_back(t.dl_view());
+    std::vector<const DLTensor*> ptrs;
+    for (const DLTensor& v : views) ptrs.push_back(&v);
+    runtime::CallResult got = p.model->run("f", ptrs);
+    ASSERT_TRUE(got.ok()) << at << got.error;
+    ASSERT_EQ(got.outputs.size(), expected.outputs.size()) << at;
+    for (size_t o = 0; o < got.outputs.size(); ++o) {
+      const runtime::Tensor& g = got.outputs[o];
+      const runtime::Tensor& e = expected.outputs[o];
+      ASSERT_EQ(g.type_string(), e.type_string()) << at;
+      int failures = 0;
+      for (int64_t i = 0; i < e.numel() && failures < 5; ++i) {
+        double want = element(e, i), have = element(g, i);
+        bool same = (std::isnan(want) && std::isnan(have)) || want == have ||
+                    std::fabs(want - have) <= c.tolerance * std::max(1.0, std::fabs(want));
+        if (!same) {
+          ++failures;
+          ADD_FAILURE() << c.name << " at " << at << "output " << o << " element " << i
+                        << ": expected " << want << ", got " << have;
+        }
+      }
+    }
+  }
 }
 
 } // namespace dsc::testing

@@ -10,21 +10,7 @@
 namespace dsc::testing {
 namespace {
 
-struct OpCase {
-  std::string name;
-  std::string source; // defines fn f
-  std::vector<std::string> symbols;
-  int64_t int_bound = 2;    // integer inputs are drawn from [0, int_bound); -1: [0, N)
-  double tolerance = 2e-5;  // relative to max(1, |expected|)
-  int64_t min_size = 1;     // every symbol is at least this (for cases with `where` clauses)
-};
-
-// The first three shapes give every symbol 1, then the prime 7, then 17 (a prime that is not
-// a multiple of the vector width); the other three draw each symbol from kSizes.
-constexpr int64_t kFixedSizes[] = {1, 7, 17};
-constexpr int64_t kSizes[] = {1, 2, 3, 5, 7, 13, 17, 31, 33, 47, 64};
-
-std::vector<OpCase> cases() {
+std::vector<NumericCase> cases() {
   return {
       // Elementwise arithmetic with NumPy broadcasting.
       {"add_broadcast", "fn f(a: f32[N, M], b: f32[M]) { return a + b }", {"N", "M"}},
@@ -102,55 +88,18 @@ std::vector<OpCase> cases() {
   };
 }
 
-// So that gtest names a failing case instead of dumping its bytes.
-void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
 
-class OpsVsReference : public ::testing::TestWithParam<OpCase> {};
+class OpsVsReference : public ::testing::TestWithParam<NumericCase> {};
 
 TEST_P(OpsVsReference, MatchesAtRandomShapes) {
-  const OpCase& c = GetParam();
+  const NumericCase& c = GetParam();
   CompiledProgram p = compile_program(c.source, "f");
   ASSERT_EQ(p.errors, "") << c.source;
-  std::mt19937_64 rng(std::hash<std::string>{}(c.name));
-  for (int trial = 0; trial < 6; ++trial) {
-    symbolic::Bindings symbols;
-    for (const std::string& s : c.symbols)
-      symbols[s] = std::max(c.min_size, trial < 3 ? kFixedSizes[trial]
-                                                  : kSizes[rng() % std::size(kSizes)]);
-    std::string at;
-    for (const auto& [k, v] : symbols) at += k + "=" + std::to_string(v) + " ";
-    int64_t int_bound = c.int_bound > 0 ? c.int_bound : symbols["N"];
-    std::vector<runtime::Tensor> inputs = random_inputs(p.host, symbols, rng, int_bound);
-    reference::RunResult expected = reference::interpret(p.typed, "f", inputs);
-    ASSERT_TRUE(expected.ok()) << at << expected.error;
-    std::vector<DLTensor> views;
-    for (runtime::Tensor& t : inputs) views.push_back(t.dl_view());
-    std::vector<const DLTensor*> ptrs;
-    for (const DLTensor& v : views) ptrs.push_back(&v);
-    runtime::CallResult got = p.model->run("f", ptrs);
-    ASSERT_TRUE(got.ok()) << at << got.error;
-    ASSERT_EQ(got.outputs.size(), expected.outputs.size()) << at;
-    for (size_t o = 0; o < got.outputs.size(); ++o) {
-      const runtime::Tensor& g = got.outputs[o];
-      const runtime::Tensor& e = expected.outputs[o];
-      ASSERT_EQ(g.type_string(), e.type_string()) << at;
-      int failures = 0;
-      for (int64_t i = 0; i < e.numel() && failures < 5; ++i) {
-        double want = element(e, i), have = element(g, i);
-        bool same = (std::isnan(want) && std::isnan(have)) || want == have ||
-                    std::fabs(want - have) <= c.tolerance * std::max(1.0, std::fabs(want));
-        if (!same) {
-          ++failures;
-          ADD_FAILURE() << c.name << " at " << at << "output " << o << " element " << i
-                        << ": expected " << want << ", got " << have;
-        }
-      }
-    }
-  }
+  expect_matches_reference(c, p);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOps, OpsVsReference, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<OpCase>& param) { return param.param.name; });
+                         [](const ::testing::TestParamInfo<NumericCase>& param) { return param.param.name; });
 
 } // namespace
 } // namespace dsc::testing

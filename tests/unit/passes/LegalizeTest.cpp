@@ -12,10 +12,13 @@
 namespace dsc::testing {
 namespace {
 
+// Each op on its own, as the two halves of legalize describe and materialize it; fusion has
+// its tests in FuseTest.cpp.
 class LegalizeTest : public SourcePassTest {
 protected:
-  // The whole front half, then legalize; false after any error.
+  // The whole front half, then legalize without fusion; false after any error.
   bool legalize(const std::string& text) {
+    ctx_.fuse = false;
     return run_passes(text, "legalize");
   }
 

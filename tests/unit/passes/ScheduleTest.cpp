@@ -42,6 +42,7 @@ protected:
   } while (0)
 
 TEST_F(ScheduleTest, ElementwiseAndSoftmax) {
+  ctx_.fuse = false; // each op's own prim
   ASSERT_TRUE(schedule(R"(import nn
 fn f(x: f32[B, S, D], w: f32[D]) {
   return nn.softmax(x + w, axis=-1)
@@ -80,6 +81,39 @@ fn f(x: f32[B, S, D], w: f32[D]) {
         acc = max(acc, x[i0, i1, r0])
       }
       out[i0, i1, 0] = acc
+    }
+  }
+}
+)");
+}
+
+// The stitched softmax (passes/legalize/Fuse.h): rows in parallel, and each stage's loop over
+// the row (the max, the exponentials, the sum, the quotients) vectorized.
+TEST_F(ScheduleTest, StitchedSoftmax) {
+  ASSERT_TRUE(schedule(R"(import nn
+fn f(x: f32[B, S, D], w: f32[D]) {
+  return nn.softmax(x + w, axis=-1)
+}
+)")) << errors();
+  expect_valid_and_round_trips();
+  EXPECT_EQ(prim_body("div"), R"(  parallel for i0 in 0..B {
+    parallel for i1 in 0..S {
+      var acc: f32 = -1.0 / 0.0
+      vectorize for r0 in 0..D {
+        acc = max(acc, x0[i0, i1, r0] + w[r0])
+      }
+      let max0: f32 = acc
+      vectorize for i2 in 0..D {
+        out0[i0, i1, i2] = exp(x0[i0, i1, i2] + w[i2] - max0)
+      }
+      var acc0: f32 = 0.0
+      vectorize for r0_0 in 0..D {
+        acc0 = acc0 + out0[i0, i1, r0_0]
+      }
+      let sum: f32 = acc0
+      vectorize for i2_0 in 0..D {
+        out2[i0, i1, i2_0] = out0[i0, i1, i2_0] / sum
+      }
     }
   }
 }

@@ -1,0 +1,841 @@
+#include "passes/legalize/Fuse.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ir/Functor.h"
+#include "ir/Intrinsics.h"
+#include "passes/legalize/ElementRewrite.h"
+#include "passes/legalize/ReshapeRemap.h"
+#include "passes/legalize/Scalar.h"
+#include "symbolic/Printer.h"
+#include "symbolic/Simplify.h"
+
+namespace dsc::passes::lowering {
+
+namespace sym = symbolic;
+
+namespace {
+
+using VarKey = const ir::ExprNode*;
+using Indices = std::vector<sym::Expr>;
+
+// A producer this size or smaller may be evaluated once per use when cheap; larger ones are
+// evaluated once per element of their result (or stay apart).
+constexpr size_t kDuplicableNodes = 48;
+
+void vars_read(const ir::Expr& e, std::vector<VarKey>& out) {
+  struct Vars : ir::IRVisitor {
+    std::vector<VarKey>& out;
+    explicit Vars(std::vector<VarKey>& o) : out(o) {}
+    void visit_node(const ir::Var* v) override { out.push_back(v); }
+  } vars(out);
+  vars.visit(e);
+}
+
+struct ElementCost {
+  size_t nodes = 0;
+  size_t loads = 0;
+  bool costly = false;
+};
+
+ElementCost cost_of(const Element& e) {
+  struct Count : ir::IRVisitor {
+    ElementCost cost;
+#define DSC_IR_EXPR(Name)
+#define DSC_IR_STMT(Name)
+#define DSC_IR_PRIM_EXPR(Name)                                                                     \
+  void visit_node(const ir::Name* node) override {                                                 \
+    ++cost.nodes;                                                                                  \
+    note(node);                                                                                    \
+    ir::IRVisitor::visit_node(node);                                                               \
+  }
+#include "ir/Nodes.def"
+#undef DSC_IR_EXPR
+#undef DSC_IR_STMT
+#undef DSC_IR_PRIM_EXPR
+    void note(const ir::Intrinsic* i) {
+      const ir::IntrinsicDef* def = ir::find_intrinsic(i->name);
+      if (!def || def->cost == ir::Cost::Costly) cost.costly = true;
+    }
+    void note(const ir::Load*) {
+      ++cost.loads;
+    }
+    void note(const ir::PrimExprNode*) {}
+  } count;
+  for (const LocalLet& l : e.lets)
+    count.visit(l.value);
+  count.visit(e.value);
+  return count.cost;
+}
+
+bool has_guarding_select(const ir::PrimExpr& e) {
+  struct Find : ir::IRVisitor {
+    bool found = false;
+    void visit_node(const ir::Intrinsic* i) override {
+      found = found || is_guarding_select(ir::PrimExpr(i));
+      ir::IRVisitor::visit_node(i);
+    }
+  } find;
+  find.visit(e);
+  return find.found;
+}
+
+bool has_guarding_select(const Element& e) {
+  for (const LocalLet& l : e.lets)
+    if (has_guarding_select(l.value)) return true;
+  return has_guarding_select(e.value);
+}
+
+// The indices of a load when every one is symbolic (no data-dependent index).
+std::optional<Indices> symbolic_indices(const ir::Load& load) {
+  Indices idx;
+  for (const ir::PrimExpr& i : load.indices) {
+    const ir::Index* x = i.as<ir::Index>();
+    if (!x) return std::nullopt;
+    idx.push_back(x->value);
+  }
+  return idx;
+}
+
+std::string key_of(const Indices& idx) {
+  std::string k;
+  for (const sym::Expr& i : idx)
+    k += sym::to_string(i) + ",";
+  return k;
+}
+
+// The elements of a map or reduction description, where a load may be replaced.
+std::vector<Element*> elements(ComputeDesc& d) {
+  std::vector<Element*> out;
+  for (MapOutput& m : d.maps)
+    out.push_back(&m.element);
+  if (d.kind == ComputeDesc::Kind::Reduce) out.push_back(&d.reduction.body);
+  return out;
+}
+
+bool loads_outside_elements(const ComputeDesc& d, const std::string& buffer) {
+  if (d.kind != ComputeDesc::Kind::Reduce) return false;
+  bool found = false;
+  struct Find : ir::IRVisitor {
+    const std::string& buffer;
+    bool& found;
+    Find(const std::string& b, bool& f) : buffer(b), found(f) {}
+    void visit_node(const ir::Load* l) override { found = found || l->buffer == buffer; }
+  } find(buffer, found);
+  if (d.reduction.condition.defined()) find.visit(d.reduction.condition);
+  if (d.reduction.finish.defined()) find.visit(d.reduction.finish);
+  return found;
+}
+
+// The variables an element of `d` runs over, with their extents.
+std::vector<std::pair<sym::Expr, sym::Expr>> loop_vars(const ComputeDesc& d) {
+  std::vector<std::pair<sym::Expr, sym::Expr>> out;
+  auto add = [&](const IndexSpace& s) {
+    for (size_t a = 0; a < s.vars.size(); ++a)
+      if (s.vars[a].is<sym::Sym>()) out.emplace_back(s.vars[a], s.extents[a]);
+  };
+  if (d.kind == ComputeDesc::Kind::Map) {
+    add(d.maps.front().space);
+  } else {
+    add(d.reduction.space);
+    add(d.reduction.reduced);
+  }
+  return out;
+}
+
+// The dtype of a Reduce or Scalar stage's row value: its finish's, its accumulator's or its
+// element's (a compute dtype; the stage's output, if any, stores it converted).
+ir::DType row_value_dtype(const Stage& s) {
+  if (s.kind == Stage::Kind::Scalar) return s.element.value->dtype;
+  return s.reduction.finish.defined() ? s.reduction.finish->dtype : s.reduction.identity->dtype;
+}
+
+ir::Type result_type(const std::vector<ir::Type>& fields) {
+  return fields.size() == 1 ? fields.front() : ir::Type::tuple(fields);
+}
+
+struct Group {
+  ComputeDesc desc;
+  std::vector<size_t> members;
+  std::vector<VarKey> stage_var; // per stage, the member's var
+  std::map<VarKey, size_t> stage_of;
+  std::vector<FusedOp> ops;
+  std::vector<FusionFact> facts;
+  bool open = true;
+};
+
+class Fuser {
+public:
+  Fuser(std::vector<FnItem>& items, const ir::Expr& result, FnContext& ctx, FusionLog* log)
+      : items_(items), ctx_(ctx), log_(log) {
+    std::vector<VarKey> rs;
+    vars_read(result, rs);
+    results_.insert(rs.begin(), rs.end());
+  }
+
+  void run() {
+    index_vars();
+    for (size_t i = 0; i < items_.size(); ++i)
+      if (items_[i].desc && (items_[i].desc->kind == ComputeDesc::Kind::Map ||
+                             items_[i].desc->kind == ComputeDesc::Kind::Reduce))
+        pull_producers(i);
+    drop_absorbed();
+    stitch();
+    report_refusals();
+    for (FnItem& it : items_)
+      if (!it.dropped && it.desc && it.ops.size() > 1) name_inputs_after_values(*it.desc);
+  }
+
+private:
+  // ---- who defines and who reads each var -------------------------------------------------
+
+  void index_vars() {
+    for (size_t i = 0; i < items_.size(); ++i) {
+      const FnItem& it = items_[i];
+      for (size_t k = 0; k < it.binding.vars.size(); ++k)
+        def_[it.binding.vars[k].get()] = {i, k};
+      for (VarKey v : reads(it)) {
+        ++uses_[v];
+        readers_[v].push_back(i);
+      }
+    }
+  }
+
+  // A value that will be in memory whatever fusion does: a result of the fn, or read by
+  // something other than a map or a reduction (a library call, a prim written by hand), itself
+  // or through a reshape.
+  bool materialized(VarKey v) {
+    if (results_.count(v)) return true;
+    for (size_t j : readers_[v]) {
+      const FnItem& r = items_[j];
+      if (!r.desc) return true;
+      ComputeDesc::Kind k = r.desc->kind;
+      if (k == ComputeDesc::Kind::View) {
+        if (materialized(r.binding.vars.front().get())) return true;
+      } else if (k != ComputeDesc::Kind::Map && k != ComputeDesc::Kind::Reduce) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The vars an item reads, each once.
+  std::set<VarKey> reads(const FnItem& it) const {
+    std::vector<VarKey> vs;
+    for (const ir::Binding& b : it.inserted)
+      vars_read(b.value, vs);
+    if (it.desc &&
+        (it.desc->kind == ComputeDesc::Kind::Map || it.desc->kind == ComputeDesc::Kind::Reduce ||
+         it.desc->kind == ComputeDesc::Kind::Stitch)) {
+      for (const ComputeDesc::Input& in : it.desc->inputs)
+        vars_read(in.arg, vs);
+    } else {
+      vars_read(it.binding.value, vs);
+    }
+    return std::set<VarKey>(vs.begin(), vs.end());
+  }
+
+  bool used_elsewhere(VarKey v) const {
+    auto it = uses_.find(v);
+    return results_.count(v) || (it != uses_.end() && it->second > 1);
+  }
+
+  // A refusal, reported at the end only if the two ops end up in different kernels.
+  void refuse(const FnItem& producer, const FnItem& consumer, std::string why,
+              std::vector<FusionFact> facts = {}) {
+    refusals_.push_back(Refusal{static_cast<size_t>(&producer - items_.data()),
+                                static_cast<size_t>(&consumer - items_.data()), std::move(why),
+                                std::move(facts)});
+  }
+
+  void report_refusals() {
+    if (!log_) return;
+    std::map<std::string, size_t> line_of;
+    for (Refusal& r : refusals_) {
+      const FnItem& p = items_[r.producer];
+      std::set<size_t> a = kernels_of(r.producer), b = kernels_of(r.consumer);
+      bool together = std::any_of(a.begin(), a.end(), [&](size_t k) { return b.count(k) > 0; });
+      if (together) continue;
+      FusionDecision d;
+      d.fn = ctx_.fn().name;
+      d.ops = {p.ops.back(), items_[r.consumer].ops.back()};
+      d.refused = std::move(r.why);
+      d.facts = std::move(r.facts);
+      // One line per producer and reason, naming every consumer it stays apart from.
+      std::string key = std::to_string(r.producer) + "/" + d.refused;
+      auto it = line_of.find(key);
+      if (it == line_of.end()) {
+        line_of[key] = log_->decisions.size();
+        log_->decisions.push_back(std::move(d));
+      } else {
+        FusionDecision& line = log_->decisions[it->second];
+        line.ops.push_back(items_[r.consumer].ops.back());
+        line.facts.insert(line.facts.end(), d.facts.begin(), d.facts.end());
+      }
+    }
+  }
+
+  // The items whose kernels compute item i: its own, its stitched group's last member's, or
+  // (when it was absorbed and dropped) those of the items that absorbed it.
+  std::set<size_t> kernels_of(size_t i) const {
+    if (items_[i].dropped) {
+      auto by = absorbed_by_.find(i);
+      if (by != absorbed_by_.end()) {
+        std::set<size_t> out;
+        for (size_t c : by->second)
+          for (size_t k : kernels_of(c))
+            out.insert(k);
+        return out;
+      }
+    }
+    auto it = kernel_of_.find(i);
+    return {it == kernel_of_.end() ? i : it->second};
+  }
+
+  // A fact for the log, when it is not true by its form alone.
+  void note_fact(std::vector<FusionFact>& facts, const sym::Expr& a, const sym::Expr& b,
+                 const std::string& why, const sym::ProofResult& r) {
+    if (sym::simplify(a).same_as(sym::simplify(b))) return;
+    facts.push_back(
+        FusionFact{sym::to_string(a) + " == " + sym::to_string(b), why, fusion_outcome(r)});
+  }
+
+  // A fused kernel's inputs are named after the values passed for them (x, w_o, mask), not
+  // after the parameters of whichever op read them first.
+  static void name_inputs_after_values(ComputeDesc& d) {
+    ElementRewrite rw;
+    for (ComputeDesc::Input& in : d.inputs) {
+      const ir::Var* v = in.arg.as<ir::Var>();
+      if (!v || in.buffer.name == v->name) continue;
+      std::string name = d.names.fresh(v->name);
+      rw.buffers[in.buffer.name] = name;
+      in.buffer.name = name;
+    }
+    rewrite_desc(d, rw);
+  }
+
+  // ---- 1. producers into consumers ---------------------------------------------------------
+
+  void pull_producers(size_t c) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      ComputeDesc& d = *items_[c].desc;
+      for (size_t k = 0; k < d.inputs.size() && !changed; ++k) {
+        auto def = def_.find(d.inputs[k].arg.get());
+        if (def == def_.end()) continue;
+        FnItem& p = items_[def->second.first];
+        if (!p.desc) continue;
+        if (p.desc->kind == ComputeDesc::Kind::View)
+          changed = read_through_view(items_[c], k, p);
+        else if (p.desc->kind == ComputeDesc::Kind::Map)
+          changed = inline_map(items_[c], k, p, def->second.second);
+      }
+    }
+  }
+
+  // The symbolic indices of every load of `buffer` in `d`, or nullopt when one is data-
+  // dependent or the load is outside the elements.
+  std::optional<std::vector<Indices>> loads_of(const ComputeDesc& d, const std::string& buffer) {
+    std::vector<Indices> out;
+    bool ok = !loads_outside_elements(d, buffer);
+    for_each_load(d, [&](const ir::Load& l) {
+      if (l.buffer != buffer) return;
+      std::optional<Indices> idx = symbolic_indices(l);
+      if (!idx)
+        ok = false;
+      else
+        out.push_back(*idx);
+    });
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
+  // The name `c` reads `arg` by: an input it already has, or a new one (named after `hint`).
+  std::string input_for(ComputeDesc& c, const ir::Expr& arg, const ir::Buffer& like) {
+    for (const ComputeDesc::Input& in : c.inputs)
+      if (in.arg.get() == arg.get()) return in.buffer.name;
+    ir::Buffer b = like;
+    b.name = c.names.fresh(like.name);
+    c.inputs.push_back(ComputeDesc::Input{b, arg});
+    ++uses_[arg.get()];
+    return b.name;
+  }
+
+  void remove_input(FnItem& c, const std::string& buffer) {
+    std::vector<ComputeDesc::Input>& ins = c.desc->inputs;
+    for (size_t k = 0; k < ins.size(); ++k) {
+      if (ins[k].buffer.name != buffer) continue;
+      --uses_[ins[k].arg.get()];
+      ins.erase(ins.begin() + static_cast<std::ptrdiff_t>(k));
+      return;
+    }
+  }
+
+  void absorb(FnItem& c, FnItem& p, std::vector<FusionFact> facts) {
+    std::vector<FusedOp> ops = p.ops;
+    ops.insert(ops.end(), c.ops.begin(), c.ops.end());
+    c.ops = std::move(ops);
+    c.facts.insert(c.facts.end(), p.facts.begin(), p.facts.end());
+    c.facts.insert(c.facts.end(), facts.begin(), facts.end());
+    p.absorbed = true;
+    absorbed_by_[static_cast<size_t>(&p - items_.data())].push_back(
+        static_cast<size_t>(&c - items_.data()));
+  }
+
+  // `c` reads the reshape `p` as its source at remapped indices.
+  bool read_through_view(FnItem& c, size_t k, FnItem& p) {
+    ComputeDesc& d = *c.desc;
+    const ir::Call* call = p.desc->call.as<ir::Call>();
+    if (!call || call->args.empty() || !call->args[0].is<ir::Var>()) return false;
+    const ir::Expr& source = call->args[0];
+    std::string buffer = d.inputs[k].buffer.name;
+    if (!loads_of(d, buffer)) {
+      refuse(p, c, "a data-dependent index reads it");
+      return false;
+    }
+    FusionFact fact;
+    std::optional<ReshapeRemap> remap =
+        ReshapeRemap::make(source->type.shape, p.desc->type.shape, ctx_, &fact);
+    if (!remap) {
+      refuse(p, c, "the reshape is not shown to be an index remap", {fact});
+      return false;
+    }
+    ir::Buffer like{"x", source->type.dtype, source->type.shape, {}};
+    for (sym::Expr& dim : like.shape)
+      dim = sym::simplify(dim);
+    std::string from = input_for(d, source, like);
+    ElementRewrite rw;
+    rw.on_load = [&](const ir::Load& l) -> ir::PrimExpr {
+      if (l.buffer != buffer) return ir::PrimExpr();
+      std::vector<ir::PrimExpr> is;
+      for (const sym::Expr& i : (*remap)(*symbolic_indices(l)))
+        is.push_back(index(i));
+      return ir::Load::make(l.dtype, from, std::move(is), l.loc);
+    };
+    rewrite_desc(d, rw);
+    remove_input(c, buffer);
+    absorb(c, p, remap->facts());
+    return true;
+  }
+
+  // Checks that `c` evaluates each element of a costly producer at most once: it reads it at
+  // one index, a permutation of all of its loop variables over the producer's extents.
+  bool once_per_element(const ComputeDesc& c, const std::vector<Indices>& loads,
+                        const std::vector<sym::Expr>& extents, std::vector<FusionFact>& facts,
+                        std::string& why) {
+    std::set<std::string> distinct;
+    for (const Indices& idx : loads)
+      distinct.insert(key_of(idx));
+    if (distinct.size() != 1 || c.maps.size() > 1) {
+      why = "it is costly and would be evaluated at more than one index per element";
+      return false;
+    }
+    std::vector<std::pair<sym::Expr, sym::Expr>> vars = loop_vars(c);
+    std::set<std::string> seen;
+    const Indices& idx = loads.front();
+    for (size_t a = 0; a < idx.size(); ++a) {
+      if (ctx_.is_one(extents[a])) continue;
+      const sym::Sym* v = idx[a].as<sym::Sym>();
+      auto var = std::find_if(vars.begin(), vars.end(), [&](const auto& lv) {
+        return v && lv.first.template as<sym::Sym>()->name == v->name;
+      });
+      if (!v || var == vars.end() || !seen.insert(v->name).second) {
+        why = "it is costly and its consumer does not read each element once";
+        return false;
+      }
+      sym::ProofResult r = ctx_.decide(sym::eq(var->second, extents[a]));
+      note_fact(facts, var->second, extents[a], "each element read once", r);
+      if (r.verdict != sym::Verdict::Proved) {
+        why = "it is costly and its consumer's extent is not shown equal to its own";
+        return false;
+      }
+    }
+    if (seen.size() != vars.size()) {
+      why = "it is costly and its consumer reads each element more than once (a broadcast)";
+      return false;
+    }
+    return true;
+  }
+
+  // Replaces `c`'s loads of output `o` of map `p` (its input k) by p's element.
+  bool inline_map(FnItem& c, size_t k, FnItem& p, size_t o) {
+    ComputeDesc& d = *c.desc;
+    const ComputeDesc& pd = *p.desc;
+    const MapOutput& pm = pd.maps[o];
+    VarKey var = d.inputs[k].arg.get();
+    std::string buffer = d.inputs[k].buffer.name;
+    std::optional<std::vector<Indices>> loads = loads_of(d, buffer);
+    if (!loads) {
+      refuse(p, c, "a data-dependent index reads it");
+      return false;
+    }
+    if (has_guarding_select(pm.element)) {
+      refuse(p, c, "its element selects between pieces (concat, pad), which must stay a branch");
+      return false;
+    }
+    bool consumer_guards = false;
+    for (Element* e : elements(d))
+      consumer_guards = consumer_guards || has_guarding_select(*e);
+    if (consumer_guards && !pm.element.lets.empty()) {
+      refuse(p, c, "its locals would be evaluated outside its consumer's guarded branch");
+      return false;
+    }
+    ElementCost cost = cost_of(pm.element);
+    bool once = !used_elsewhere(var);
+    std::vector<FusionFact> facts;
+    if (!once && materialized(var) && cost.loads > 1) {
+      refuse(p, c,
+             "it is in memory anyway (another consumer needs it), and reading it is "
+             "cheaper than computing it again");
+      return false;
+    }
+    if (cost.costly || cost.nodes > kDuplicableNodes) {
+      std::string why;
+      if (!once) {
+        refuse(p, c,
+               cost.costly ? "it is costly and has other consumers"
+                           : "it is too large to evaluate once per consumer");
+        return false;
+      }
+      if (!once_per_element(d, *loads, pd.outputs[o].shape, facts, why)) {
+        refuse(p, c, why, facts);
+        return false;
+      }
+    }
+    // Each element of `c`, with a copy of p's element per distinct index; a copy read more
+    // than once, or read where the consumer guards, is a local of its own.
+    for (Element* e : elements(d)) {
+      std::map<std::string, ir::PrimExpr> copies;
+      std::map<std::string, int> reads;
+      for_each_load_in(*e, buffer, [&](const Indices& idx) { ++reads[key_of(idx)]; });
+      std::vector<LocalLet> lets;
+      ElementRewrite rw;
+      rw.on_load = [&](const ir::Load& l) -> ir::PrimExpr {
+        if (l.buffer != buffer) return ir::PrimExpr();
+        Indices idx = *symbolic_indices(l);
+        std::string key = key_of(idx);
+        auto it = copies.find(key);
+        if (it != copies.end()) return it->second;
+        Element copy = instantiate(d, pd, o, idx);
+        lets.insert(lets.end(), copy.lets.begin(), copy.lets.end());
+        ir::PrimExpr value = copy.value;
+        if (value->dtype != l.dtype) value = convert(value, l.dtype);
+        bool leaf = value.is<ir::Load>() || value.is<ir::LocalRef>() || value.is<ir::Index>();
+        if (reads[key] > 1 && !leaf && !consumer_guards) {
+          std::string name = d.names.fresh(pd.op);
+          lets.push_back(LocalLet{name, value});
+          value = ir::LocalRef::make(value->dtype, name);
+        }
+        return copies[key] = value;
+      };
+      Element rewritten = rw.apply(*e);
+      lets.insert(lets.end(), rewritten.lets.begin(), rewritten.lets.end());
+      rewritten.lets = std::move(lets);
+      *e = std::move(rewritten);
+    }
+    remove_input(c, buffer);
+    absorb(c, p, std::move(facts));
+    return true;
+  }
+
+  static void for_each_load_in(const Element& e, const std::string& buffer,
+                               const std::function<void(const Indices&)>& fn) {
+    struct Loads : ir::IRVisitor {
+      const std::string& buffer;
+      const std::function<void(const Indices&)>& fn;
+      Loads(const std::string& b, const std::function<void(const Indices&)>& f)
+          : buffer(b), fn(f) {}
+      void visit_node(const ir::Load* l) override {
+        if (l->buffer == buffer) {
+          if (std::optional<Indices> idx = symbolic_indices(*l)) fn(*idx);
+        }
+        ir::IRVisitor::visit_node(l);
+      }
+    } loads(buffer, fn);
+    for (const LocalLet& l : e.lets)
+      loads.visit(l.value);
+    loads.visit(e.value);
+  }
+
+  // Output `o` of map `p` at `idx`, in `c`'s names: p's inputs become c's, its locals get
+  // fresh names and its index variables become `idx`.
+  Element instantiate(ComputeDesc& c, const ComputeDesc& p, size_t o, const Indices& idx) {
+    const MapOutput& m = p.maps[o];
+    ElementRewrite rw;
+    for (size_t a = 0; a < m.space.vars.size(); ++a)
+      if (const sym::Sym* v = m.space.vars[a].as<sym::Sym>()) rw.indices[v->name] = idx[a];
+    for (const LocalLet& l : m.element.lets)
+      rw.locals[l.name] = c.names.fresh(l.name);
+    for (const ComputeDesc::Input& in : p.inputs)
+      rw.buffers[in.buffer.name] = input_for(c, in.arg, in.buffer);
+    return rw.apply(m.element);
+  }
+
+  void drop_absorbed() {
+    for (size_t i = items_.size(); i-- > 0;) {
+      FnItem& it = items_[i];
+      if (!it.absorbed || !it.desc) continue;
+      bool used = false;
+      for (const ir::VarRef& v : it.binding.vars)
+        used = used || results_.count(v.get()) || uses_[v.get()] > 0;
+      if (used) continue;
+      it.dropped = true;
+      for (VarKey v : reads(it))
+        --uses_[v];
+    }
+  }
+
+  // ---- 2. stitching rows -------------------------------------------------------------------
+
+  void stitch() {
+    std::vector<Group> groups;
+    std::map<VarKey, size_t> group_of;
+    std::map<size_t, size_t> group_of_item;
+    std::map<size_t, std::set<VarKey>> item_reads;
+    for (size_t i = 0; i < items_.size(); ++i) {
+      FnItem& c = items_[i];
+      if (c.dropped) continue;
+      item_reads[i] = reads(c);
+      // The open groups it reads (a closed group's results are in memory before it runs).
+      std::set<size_t> read_groups;
+      for (VarKey v : item_reads[i]) {
+        auto g = group_of.find(v);
+        if (g != group_of.end() && groups[g->second].open) read_groups.insert(g->second);
+      }
+      bool joined = false;
+      if (read_groups.size() == 1 && stitchable(c)) {
+        size_t g = *read_groups.begin();
+        joined = join(groups[g], i);
+        if (joined) {
+          group_of[c.binding.vars.front().get()] = g;
+          group_of_item[i] = g;
+        }
+      }
+      if (joined) continue;
+      for (size_t g : read_groups)
+        groups[g].open = false;
+      if (stitchable(c) && c.desc->kind == ComputeDesc::Kind::Reduce) {
+        group_of[c.binding.vars.front().get()] = groups.size();
+        group_of_item[i] = groups.size();
+        groups.push_back(start(i));
+      }
+    }
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (groups[g].members.size() < 2) continue;
+      std::set<VarKey> outside;
+      for (const auto& [i, rs] : item_reads) {
+        auto gi = group_of_item.find(i);
+        if (gi != group_of_item.end() && gi->second == g) continue;
+        outside.insert(rs.begin(), rs.end());
+      }
+      finish(groups[g], outside);
+    }
+  }
+
+  // A reduction with no condition, or a single-output map, of one binding var.
+  static bool stitchable(const FnItem& c) {
+    if (!c.desc || c.binding.vars.size() != 1 || c.desc->outputs.size() != 1) return false;
+    if (c.desc->kind == ComputeDesc::Kind::Reduce) return !c.desc->reduction.condition.defined();
+    return c.desc->kind == ComputeDesc::Kind::Map;
+  }
+
+  Group start(size_t i) {
+    const FnItem& c = items_[i];
+    Group g{*c.desc, {i}, {c.binding.vars.front().get()}, {}, c.ops, c.facts, true};
+    g.stage_of[c.binding.vars.front().get()] = 0;
+    ComputeDesc& d = g.desc;
+    d.kind = ComputeDesc::Kind::Stitch;
+    d.stitch.rows = d.reduction.space;
+    Stage s;
+    s.kind = Stage::Kind::Reduce;
+    s.reduction = d.reduction;
+    s.local = d.names.fresh(d.op);
+    s.output = 0;
+    d.stitch.stages.push_back(std::move(s));
+    return g;
+  }
+
+  // Joins item i to group g: its space must be the rows (a reduction or a row value) or the
+  // rows with loops of its own where the rows have extent 1 (a map), and it must read the
+  // group's row values at its own row and the group's maps at its own row.
+  bool join(Group& g, size_t i) {
+    FnItem& c = items_[i];
+    const ComputeDesc& cd = *c.desc;
+    ComputeDesc& gd = g.desc;
+    const IndexSpace& rows = gd.stitch.rows;
+    bool reduce = cd.kind == ComputeDesc::Kind::Reduce;
+    const IndexSpace& space = reduce ? cd.reduction.space : cd.maps.front().space;
+    if (space.vars.size() != rows.vars.size()) return false;
+    std::vector<FusionFact> facts;
+    bool inner = false;
+    for (size_t a = 0; a < rows.vars.size(); ++a) {
+      bool row = rows.vars[a].is<sym::Sym>(), own = space.vars[a].is<sym::Sym>();
+      if (!row) {
+        if (own && reduce) return false;
+        inner = inner || own;
+        continue;
+      }
+      if (!own) return false;
+      sym::ProofResult r = ctx_.decide(sym::eq(space.extents[a], rows.extents[a]));
+      note_fact(facts, space.extents[a], rows.extents[a], "row extent of " + cd.op, r);
+      if (r.verdict != sym::Verdict::Proved) {
+        refuse(items_[g.members.front()], c, "its extent is not shown equal to the rows'", facts);
+        return false;
+      }
+    }
+    // Its reads of the group: at its own row (and index 0 of a row value's kept dims).
+    std::map<std::string, size_t> member_input; // c's buffer -> stage
+    for (const ComputeDesc::Input& in : cd.inputs) {
+      auto s = g.stage_of.find(in.arg.get());
+      if (s != g.stage_of.end()) member_input[in.buffer.name] = s->second;
+    }
+    bool at_row = true;
+    for_each_load(cd, [&](const ir::Load& l) {
+      auto s = member_input.find(l.buffer);
+      if (s == member_input.end()) return;
+      std::optional<Indices> idx = symbolic_indices(l);
+      if (!idx) {
+        at_row = false;
+        return;
+      }
+      bool row_value = gd.stitch.stages[s->second].kind != Stage::Kind::Map;
+      for (size_t a = 0; a < rows.vars.size(); ++a) {
+        if (rows.vars[a].is<sym::Sym>())
+          at_row = at_row && (*idx)[a].same_as(space.vars[a]);
+        else if (row_value)
+          at_row = at_row && (*idx)[a].same_as(sym::Expr(0));
+      }
+    });
+    if (!at_row) {
+      refuse(items_[g.members.front()], c, "it reads the group's results at other rows");
+      return false;
+    }
+    // Rename c into the group: row variables become the rows', its own loops, locals and
+    // buffers get fresh names, and its reads of the group become row values or loads of the
+    // group's maps.
+    ElementRewrite rw;
+    for (size_t a = 0; a < space.vars.size(); ++a) {
+      const sym::Sym* v = space.vars[a].as<sym::Sym>();
+      if (!v) continue;
+      rw.indices[v->name] =
+          rows.vars[a].is<sym::Sym>() ? rows.vars[a] : sym::sym(gd.names.fresh(v->name));
+    }
+    if (reduce) {
+      for (const sym::Expr& v : cd.reduction.reduced.vars)
+        if (const sym::Sym* s = v.as<sym::Sym>())
+          rw.indices[s->name] = sym::sym(gd.names.fresh(s->name));
+      rw.locals[cd.reduction.accumulator] = gd.names.fresh(cd.reduction.accumulator);
+    }
+    const Element& own_element = reduce ? cd.reduction.body : cd.maps.front().element;
+    for (const LocalLet& l : own_element.lets)
+      rw.locals[l.name] = gd.names.fresh(l.name);
+    for (const ComputeDesc::Input& in : cd.inputs) {
+      if (member_input.count(in.buffer.name)) continue;
+      std::string name;
+      for (const ComputeDesc::Input& gin : gd.inputs)
+        if (gin.arg.get() == in.arg.get()) name = gin.buffer.name;
+      if (name.empty()) {
+        ir::Buffer b = in.buffer;
+        b.name = gd.names.fresh(in.buffer.name);
+        gd.inputs.push_back(ComputeDesc::Input{b, in.arg});
+        name = b.name;
+      }
+      rw.buffers[in.buffer.name] = name;
+    }
+    rw.on_load = [&](const ir::Load& l) -> ir::PrimExpr {
+      auto s = member_input.find(l.buffer);
+      if (s == member_input.end()) return ir::PrimExpr();
+      const Stage& stage = gd.stitch.stages[s->second];
+      if (stage.kind == Stage::Kind::Map)
+        return ir::Load::make(l.dtype, gd.outputs[*stage.output].name, l.indices, l.loc);
+      ir::PrimExpr value = ir::LocalRef::make(row_value_dtype(stage), stage.local);
+      // The value as the member stored it (rounded to a 16-bit float, say), as c read it.
+      return value->dtype == l.dtype ? value : convert(value, l.dtype);
+    };
+    Stage stage;
+    stage.local = gd.names.fresh(cd.op);
+    ir::Buffer out = cd.outputs.front();
+    out.name = gd.names.fresh(out.name);
+    stage.output = gd.outputs.size();
+    gd.outputs.push_back(out);
+    if (reduce) {
+      stage.kind = Stage::Kind::Reduce;
+      stage.reduction = cd.reduction;
+      rw.apply_to(stage.reduction);
+    } else {
+      stage.kind = inner ? Stage::Kind::Map : Stage::Kind::Scalar;
+      stage.space = rw.apply(cd.maps.front().space);
+      stage.element = rw.apply(cd.maps.front().element);
+    }
+    g.stage_of[c.binding.vars.front().get()] = gd.stitch.stages.size();
+    g.stage_var.push_back(c.binding.vars.front().get());
+    gd.stitch.stages.push_back(std::move(stage));
+    g.members.push_back(i);
+    g.ops.insert(g.ops.end(), c.ops.begin(), c.ops.end());
+    g.facts.insert(g.facts.end(), c.facts.begin(), c.facts.end());
+    g.facts.insert(g.facts.end(), facts.begin(), facts.end());
+    return true;
+  }
+
+  // The group becomes its last member's description; the others are dropped. Outputs are the
+  // maps' (later stages read them) and the row values something outside the group reads.
+  void finish(Group& g, const std::set<VarKey>& outside) {
+    ComputeDesc& d = g.desc;
+    std::vector<ir::Buffer> outputs;
+    std::vector<ir::VarRef> vars;
+    std::vector<ir::Type> types;
+    for (size_t s = 0; s < d.stitch.stages.size(); ++s) {
+      Stage& stage = d.stitch.stages[s];
+      const FnItem& member = items_[g.members[s]];
+      VarKey v = g.stage_var[s];
+      if (stage.kind != Stage::Kind::Map && !outside.count(v) && !results_.count(v)) {
+        stage.output.reset();
+        continue;
+      }
+      outputs.push_back(d.outputs[*stage.output]);
+      stage.output = outputs.size() - 1;
+      vars.push_back(member.binding.vars.front());
+      types.push_back(member.binding.vars.front()->type);
+    }
+    d.outputs = std::move(outputs);
+    d.type = result_type(types);
+    FnItem& last = items_[g.members.back()];
+    for (size_t m : g.members)
+      kernel_of_[m] = g.members.back();
+    for (size_t m = 0; m + 1 < g.members.size(); ++m) {
+      FnItem& member = items_[g.members[m]];
+      member.dropped = true;
+      last.inserted.insert(last.inserted.begin(), member.inserted.begin(), member.inserted.end());
+    }
+    last.binding = ir::Binding{vars, last.binding.value, false, last.binding.loc};
+    last.desc = std::move(d);
+    last.ops = std::move(g.ops);
+    last.facts = std::move(g.facts);
+  }
+
+  std::vector<FnItem>& items_;
+  FnContext& ctx_;
+  FusionLog* log_;
+  std::map<VarKey, std::pair<size_t, size_t>> def_;
+  std::map<VarKey, int> uses_;
+  std::map<VarKey, std::vector<size_t>> readers_;
+  std::set<VarKey> results_;
+  struct Refusal {
+    size_t producer, consumer;
+    std::string why;
+    std::vector<FusionFact> facts;
+  };
+  std::vector<Refusal> refusals_;
+  std::map<size_t, size_t> kernel_of_;
+  std::map<size_t, std::vector<size_t>> absorbed_by_;
+};
+
+} // namespace
+
+void fuse(std::vector<FnItem>& items, const ir::Expr& result, FnContext& ctx, FusionLog* log) {
+  Fuser(items, result, ctx, log).run();
+}
+
+} // namespace dsc::passes::lowering

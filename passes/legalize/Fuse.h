@@ -1,0 +1,40 @@
+#pragma once
+// fuse: the middle of legalize, between describing each op call and materializing it. Over one
+// fn's bindings, in order, it
+//   1. inlines producers into consumers: the element of a map (elementwise, broadcast,
+//      injective) replaces the consumer's load of its result, and a reshape becomes an index
+//      remap (passes/legalize/ReshapeRemap.h). A costly producer (Cost::Costly intrinsics) is
+//      inlined only where it is evaluated once per element of its result: its only consumer
+//      reads each element once, which the prover shows by the extents being equal;
+//   2. stitches each reduction with the reductions and maps that read it row by row into one
+//      Stitch description (softmax, layer_norm, rms_norm: one kernel, one pass over a row per
+//      stage), when the prover shows their extents equal the rows'.
+// A fact that is not proved keeps the ops apart; every decision and refusal, with its facts,
+// goes to the FusionLog. Nothing is fused by an op's name: only descriptions are read.
+
+#include <optional>
+#include <vector>
+
+#include "ir/IR.h"
+#include "passes/FusionLog.h"
+#include "passes/legalize/ComputeDesc.h"
+#include "passes/legalize/Context.h"
+
+namespace dsc::passes::lowering {
+
+// One binding of the fn being legalized, between the two halves.
+struct FnItem {
+  ir::Binding binding;               // as written; a stitched group rebinds its outputs
+  std::vector<ir::Binding> inserted; // bindings its description inserted before it
+  std::optional<ComputeDesc> desc;   // an op call's; none for any other binding (it stays)
+  std::vector<FusedOp> ops;          // the op calls its description computes
+  std::vector<FusionFact> facts;     // the facts its fusions rest on
+  bool absorbed = false;             // inlined into a consumer at least once
+  bool dropped = false;              // nothing reads it any more: no code, no binding
+};
+
+// Fuses `items` in place. `result` is the fn's result, whose vars stay bound. Refusals go to
+// `log` when it is not null, under the fn's name.
+void fuse(std::vector<FnItem>& items, const ir::Expr& result, FnContext& ctx, FusionLog* log);
+
+} // namespace dsc::passes::lowering

@@ -1,0 +1,73 @@
+// Fusion (passes/legalize/Fuse.h) compiled through the whole CPU pipeline against the
+// reference interpreter at six shapes each (1, 7, 17 and random sizes with primes), with the
+// number of generated kernels it must reach, and without fusion (a kernel per op).
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/compiler/CompileUtil.h"
+
+namespace dsc::testing {
+namespace {
+
+struct FusionCase {
+  NumericCase numeric;
+  size_t kernels; // generated prims with fusion
+};
+
+std::vector<FusionCase> cases() {
+  return {
+      // Reductions stitched with their producers and consumers: one kernel, one row at a time.
+      {{"softmax", "import nn\nfn f(x: f32[B, S, T]) { return nn.softmax(x * 4.0, axis=-1) }", {"B", "S", "T"}}, 1},
+      {{"softmax_middle_axis", "import nn\nfn f(x: f32[B, S, T]) { return nn.softmax(x, axis=1) }", {"B", "S", "T"}}, 1},
+      {{"log_softmax", "import nn\nfn f(x: f32[B, T]) { return nn.log_softmax(x, axis=-1) }", {"B", "T"}, 2, 1e-4}, 1},
+      {{"layer_norm_residual", "import nn\nfn f(x: f32[B, S, D], y: f32[B, S, D], g: f32[D], b: f32[D]) {\n  return nn.layer_norm(x + y, g, b)\n}", {"B", "S", "D"}, 2, 1e-3}, 1},
+      {{"rms_norm", "import nn\nfn f(x: f32[B, D], g: f32[D]) { return nn.rms_norm(x, g) }", {"B", "D"}, 2, 1e-4}, 1},
+      {{"reduce_outer_axis", "fn f(x: f32[N, M]) { return x - mean(x, axis=0, keepdims=true) }", {"N", "M"}, 2, 1e-4}, 1},
+      {{"f16_softmax", "import nn\nfn f(x: f16[B, T]) { return nn.softmax(x, axis=-1) }", {"B", "T"}, 2, 2e-3}, 1},
+      // A row value something outside the group also reads is stored too.
+      {{"row_value_escapes", "fn f(x: f32[B, T]) {\n  let m = max(x, axis=-1, keepdims=true)\n  return (exp(x - m), m * 2.0)\n}", {"B", "T"}}, 1},
+      // Elementwise, broadcast and injective chains, through reshapes that split and merge.
+      {{"chain", "fn f(a: f32[N, M], b: f32[M]) { return exp(a * 2.0 + b) - 1.0 }", {"N", "M"}}, 1},
+      {{"reshape_merge", "fn f(x: f32[B, S, D]) { return reshape(x * 2.0, [B * S, D]) + 1.0 }", {"B", "S", "D"}}, 1},
+      {{"reshape_split_permute", "fn f(x: f32[B, S, 12]) {\n  return permute(reshape(x + 1.0, [B, S, 3, 4]), [0, 2, 1, 3]) * 0.5\n}", {"B", "S"}}, 1},
+      {{"split_permute", "fn f(x: f32[B, 6], w: f32[6]) {\n  let a, b = split(x + w, 2, axis=-1)\n  return (permute(a, [1, 0]), b * b)\n}", {"B"}}, 2},
+      {{"concat_of_maps", "fn f(a: f32[N, M], b: f32[K, M]) { return concat([a * 2.0, b + 1.0], axis=0) }", {"N", "M", "K"}}, 1},
+      {{"int_matmul_transposed", "fn f(a: i64[K, N], b: i64[K, M]) { return matmul(permute(a, [1, 0]), b) }", {"N", "K", "M"}, 50}, 1},
+      // A cheap value read by several consumers is computed in each.
+      {{"cheap_shared", "fn f(a: f32[N, M]) {\n  let t = a * 2.0\n  return (t + 1.0, t * 3.0)\n}", {"N", "M"}}, 2},
+      // Kept apart: a costly value read at a broadcast (it would be computed M times per
+      // element), a producer whose locals a guarded branch would evaluate eagerly, and a
+      // gather's data-dependent index.
+      {{"costly_broadcast", "fn f(a: f32[N, 1], b: f32[N, M]) { return exp(a) + b }", {"N", "M"}}, 2},
+      {{"relu_into_concat", "import nn\nfn f(a: f32[N, M], b: f32[K, M]) { return concat([nn.relu(a), b + 1.0], axis=0) }", {"N", "M", "K"}}, 2},
+      {{"gather", "fn f(x: f32[N, M], i: i64[K]) { return take(x * 2.0, i, axis=0) }", {"N", "M", "K"}, -1}, 2},
+  };
+}
+
+void PrintTo(const FusionCase& c, std::ostream* os) { *os << c.numeric.name; }
+
+class FusionVsReference : public ::testing::TestWithParam<FusionCase> {};
+
+TEST_P(FusionVsReference, FusedMatchesAtRandomShapes) {
+  const FusionCase& c = GetParam();
+  CompiledProgram p = compile_program(c.numeric.source, "f");
+  ASSERT_EQ(p.errors, "") << c.numeric.source;
+  EXPECT_EQ(p.kernels, c.kernels);
+  expect_matches_reference(c.numeric, p);
+}
+
+TEST_P(FusionVsReference, UnfusedMatchesWithAKernelPerOp) {
+  const FusionCase& c = GetParam();
+  CompiledProgram p = compile_program(c.numeric.source, "f", /*fuse=*/false);
+  ASSERT_EQ(p.errors, "") << c.numeric.source;
+  EXPECT_GE(p.kernels, c.kernels);
+  expect_matches_reference(c.numeric, p);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fusion, FusionVsReference, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<FusionCase>& param) {
+                           return param.param.numeric.name;
+                         });
+
+} // namespace
+} // namespace dsc::testing
