@@ -163,11 +163,15 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
   if (!ok) return std::nullopt;
 
   if (!options.quiet) {
-    size_t kernels = 0;
-    for (const ir::Module::Decl& d : c.module.decls) kernels += d.prim ? 1 : 0;
+    size_t generated = 0, library = 0;
+    for (const ir::Module::Decl& d : c.module.decls) {
+      generated += d.prim ? 1 : 0;
+      library += d.ext ? 1 : 0;
+    }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     err << "dscc: " << options.file << ": lowered " << c.entries.size() << " function"
-        << (c.entries.size() == 1 ? "" : "s") << " to " << kernels << " kernels in "
+        << (c.entries.size() == 1 ? "" : "s") << " to " << generated + library << " kernels ("
+        << generated << " generated, " << library << " library calls) in "
         << static_cast<int>(ms) << " ms\n";
   }
   return c;
