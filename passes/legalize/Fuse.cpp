@@ -779,13 +779,77 @@ private:
     return true;
   }
 
+  // A map stage's row that later stages read back and nothing outside needs is written into
+  // the output of the last stage that reads it, when that stage reads it only at the index
+  // it writes (element by element, it reads before it writes): softmax's exponentials become
+  // its quotients in place, with no full-size intermediate. The stages written in place.
+  std::set<size_t> write_rows_in_place(Group& g, const std::set<VarKey>& outside) {
+    ComputeDesc& d = g.desc;
+    std::vector<Stage>& stages = d.stitch.stages;
+    std::set<size_t> in_place;
+    for (size_t s = 0; s < stages.size(); ++s) {
+      VarKey v = g.stage_var[s];
+      if (stages[s].kind != Stage::Kind::Map || outside.count(v) || results_.count(v)) continue;
+      const ir::Buffer& row = d.outputs[*stages[s].output];
+      std::optional<size_t> last;
+      for (size_t t = s + 1; t < stages.size(); ++t)
+        if (stage_reads(stages[t], row.name)) last = t;
+      if (!last || stages[*last].kind != Stage::Kind::Map) continue;
+      Stage& f = stages[*last];
+      const ir::Buffer& out = d.outputs[*f.output];
+      bool same = out.dtype == row.dtype && out.shape.size() == row.shape.size();
+      for (size_t a = 0; same && a < out.shape.size(); ++a)
+        same = ctx_.equal(out.shape[a], row.shape[a]);
+      if (!same || !reads_only_at(f.element, row.name, f.space.vars)) continue;
+      ElementRewrite rw;
+      rw.buffers[row.name] = out.name;
+      for (size_t t = s + 1; t <= *last; ++t)
+        rw.apply_to(stages[t]);
+      stages[s].output = f.output;
+      in_place.insert(s);
+    }
+    return in_place;
+  }
+
+  static bool stage_reads(const Stage& s, const std::string& buffer) {
+    bool found = false;
+    ComputeDesc probe(NameSet({}));
+    probe.kind = ComputeDesc::Kind::Stitch;
+    probe.stitch.stages = {s};
+    for_each_load(probe, [&](const ir::Load& l) { found = found || l.buffer == buffer; });
+    return found;
+  }
+
+  static bool reads_only_at(const Element& e, const std::string& buffer, const Indices& at) {
+    bool only = true;
+    for_each_load_in(e, buffer, [&](const Indices& idx) {
+      for (size_t a = 0; a < idx.size(); ++a)
+        only = only && idx[a].same_as(at[a]);
+    });
+    struct Data : ir::IRVisitor { // a load at a data-dependent index is no proof
+      const std::string& buffer;
+      bool& only;
+      Data(const std::string& b, bool& o) : buffer(b), only(o) {}
+      void visit_node(const ir::Load* l) override {
+        if (l->buffer == buffer && !symbolic_indices(*l)) only = false;
+        ir::IRVisitor::visit_node(l);
+      }
+    } data(buffer, only);
+    for (const LocalLet& l : e.lets)
+      data.visit(l.value);
+    data.visit(e.value);
+    return only;
+  }
+
   // The group becomes its last member's description; the others are dropped. Outputs are the
   // maps' (later stages read them) and the row values something outside the group reads.
   void finish(Group& g, const std::set<VarKey>& outside) {
     ComputeDesc& d = g.desc;
+    std::set<size_t> in_place = write_rows_in_place(g, outside);
     std::vector<ir::Buffer> outputs;
     std::vector<ir::VarRef> vars;
     std::vector<ir::Type> types;
+    std::map<size_t, size_t> renumbered; // candidate output -> output
     for (size_t s = 0; s < d.stitch.stages.size(); ++s) {
       Stage& stage = d.stitch.stages[s];
       const FnItem& member = items_[g.members[s]];
@@ -794,10 +858,16 @@ private:
         stage.output.reset();
         continue;
       }
+      if (in_place.count(s)) continue; // renumbered with the stage whose output it shares
+      renumbered[*stage.output] = outputs.size();
       outputs.push_back(d.outputs[*stage.output]);
       stage.output = outputs.size() - 1;
       vars.push_back(member.binding.vars.front());
       types.push_back(member.binding.vars.front()->type);
+    }
+    for (size_t s : in_place) {
+      Stage& stage = d.stitch.stages[s];
+      stage.output = renumbered.at(*stage.output);
     }
     d.outputs = std::move(outputs);
     d.type = result_type(types);

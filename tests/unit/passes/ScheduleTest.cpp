@@ -88,7 +88,8 @@ fn f(x: f32[B, S, D], w: f32[D]) {
 }
 
 // The stitched softmax (passes/legalize/Fuse.h): rows in parallel, and each stage's loop over
-// the row (the max, the exponentials, the sum, the quotients) vectorized.
+// the row (the max, the exponentials, the sum, the quotients) vectorized; the exponentials
+// are written into the output and divided there.
 TEST_F(ScheduleTest, StitchedSoftmax) {
   ASSERT_TRUE(schedule(R"(import nn
 fn f(x: f32[B, S, D], w: f32[D]) {
@@ -104,15 +105,15 @@ fn f(x: f32[B, S, D], w: f32[D]) {
       }
       let max0: f32 = acc
       vectorize for i2 in 0..D {
-        out0[i0, i1, i2] = exp(x0[i0, i1, i2] + w[i2] - max0)
+        out2[i0, i1, i2] = exp(x0[i0, i1, i2] + w[i2] - max0)
       }
       var acc0: f32 = 0.0
       vectorize for r0_0 in 0..D {
-        acc0 = acc0 + out0[i0, i1, r0_0]
+        acc0 = acc0 + out2[i0, i1, r0_0]
       }
       let sum: f32 = acc0
       vectorize for i2_0 in 0..D {
-        out2[i0, i1, i2_0] = out0[i0, i1, i2_0] / sum
+        out2[i0, i1, i2_0] = out2[i0, i1, i2_0] / sum
       }
     }
   }
