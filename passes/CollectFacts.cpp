@@ -1,7 +1,10 @@
 #include "passes/CollectFacts.h"
 
+#include <set>
+
 #include "ir/OpRegistry.h"
 #include "passes/IRUtil.h"
+#include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 
 namespace dsc::passes {
@@ -130,9 +133,41 @@ private:
     fact.counterexample = ir::format_bindings(r.counterexample, fact.predicate);
     // A check that can only fail is a mistake in the program, not a check.
     if (ctx_.prover.prove(sym::logical_not(fact.predicate), assumptions).verdict ==
-        sym::Verdict::Proved)
+        sym::Verdict::Proved) {
       ctx_.diags.error(fact.loc,
                        fact.what + ": '" + sym::to_string(fact.predicate) + "' can never hold");
+      return;
+    }
+    warn_if_degenerate(fact, assumptions);
+  }
+
+  // A check that holds only where a dim is 0 (reshaping [B, 6] to [B, 4] checks B == 0) is
+  // almost surely a mistake too, though a call with empty tensors would pass it: a warning
+  // naming each symbol that the check forces to 0.
+  void warn_if_degenerate(const ShapeFact& fact, const sym::Facts& assumptions) {
+    sym::Facts with_check = assumptions;
+    with_check.add(fact.predicate);
+    auto forces = [&](const sym::Expr& p) {
+      return ctx_.prover.prove(p, with_check).verdict == sym::Verdict::Proved;
+    };
+    std::string forced, either;
+    sym::Expr any_zero;
+    const std::set<std::string> symbols = sym::free_symbols(fact.predicate);
+    for (const std::string& s : symbols) {
+      sym::Expr zero = sym::eq(sym::Sym::make(s), sym::Expr(0));
+      any_zero = any_zero.defined() ? sym::logical_or(any_zero, zero) : zero;
+      either += (either.empty() ? "" : " or ") + s + " = 0";
+      if (forces(zero)) forced += (forced.empty() ? "" : " and ") + s + " = 0";
+    }
+    // B*S == 0 forces no one symbol, but still only holds for empty tensors.
+    if (forced.empty() && symbols.size() > 1 && forces(any_zero)) forced = either;
+    if (forced.empty()) return;
+    // fact.what is "reshape: element counts": the op, then what it checks.
+    const size_t colon = fact.what.find(':');
+    const std::string op = colon == std::string::npos ? "" : fact.what.substr(0, colon);
+    ctx_.diags.warning(fact.loc, (op.empty() ? "this check (" + fact.what + ")" : "this " + op) +
+                                     " is valid only when " + forced + " (its run-time check is '" +
+                                     sym::to_string(fact.predicate) + "')");
   }
 
   const ir::Function& f_;

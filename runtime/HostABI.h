@@ -55,6 +55,12 @@ int32_t dsc_rt_fail_dim(dsc_call* call, int32_t index, int32_t axis, int64_t act
 int32_t dsc_rt_fail_check(dsc_call* call, const char* what, const char* location,
                           int32_t num_symbols, const char* const* names, const int64_t* values);
 
+// Records "cannot allocate <what> of 'f' at n=3145728: its size overflows 64 bits" and
+// returns 1. Host functions call it, before allocating, when the byte size of the arena or
+// the dims of an output (`what`: "the arena", "output 0"), computed from the symbols,
+// overflow int64.
+int32_t dsc_rt_fail_overflow(dsc_call* call, const char* what);
+
 // The data pointer of input `index` (its byte_offset applied).
 void* dsc_rt_input_data(const DLTensor* tensor);
 

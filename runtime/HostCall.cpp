@@ -1,5 +1,6 @@
 #include "runtime/HostCall.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -30,6 +31,37 @@ thread_local ArenaCache arena_cache;
 int32_t dsc_call::fail(std::string message) {
   if (error.empty()) error = std::move(message);
   return 1;
+}
+
+namespace {
+
+// A dim that is a symbol by itself ("B", not "S*2" or "768").
+bool is_symbol(const std::string& dim) {
+  if (dim.empty() || !(std::isalpha(static_cast<unsigned char>(dim[0])) || dim[0] == '_'))
+    return false;
+  for (char c : dim)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+} // namespace
+
+std::string dsc_call::at_symbols() const {
+  if (!info || !inputs) return "";
+  std::vector<std::string> seen;
+  std::string text;
+  for (size_t i = 0; i < info->params.size(); ++i) {
+    const DLTensor* t = inputs[i];
+    const std::vector<std::string>& dims = info->params[i].dims;
+    if (!t || !t->shape || t->ndim != static_cast<int32_t>(dims.size())) continue;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (!is_symbol(dims[d]) || std::find(seen.begin(), seen.end(), dims[d]) != seen.end())
+        continue;
+      seen.push_back(dims[d]);
+      text += (text.empty() ? " at " : ", ") + dims[d] + "=" + std::to_string(t->shape[d]);
+    }
+  }
+  return text;
 }
 
 namespace dsc::runtime {
@@ -203,6 +235,12 @@ int32_t dsc_rt_fail_check(dsc_call* call, const char* what, const char* location
   return call->fail(std::move(message));
 }
 
+int32_t dsc_rt_fail_overflow(dsc_call* call, const char* what) {
+  if (!call) return 1;
+  return call->fail("cannot allocate " + std::string(what && *what ? what : "memory") + " of " +
+                    function_label(call) + call->at_symbols() + ": its size overflows 64 bits");
+}
+
 void* dsc_rt_input_data(const DLTensor* tensor) {
   if (!tensor || !tensor->data) return nullptr;
   return static_cast<char*>(tensor->data) + tensor->byte_offset;
@@ -228,8 +266,9 @@ void* dsc_rt_arena(dsc_call* call, int64_t bytes) {
   std::free(arena_cache.memory);
   arena_cache = {};
   std::string error;
-  call->arena = aligned_allocate(static_cast<uint64_t>(bytes),
-                                 "the arena of " + function_label(call), &error);
+  call->arena =
+      aligned_allocate(static_cast<uint64_t>(bytes),
+                       "the arena of " + function_label(call) + call->at_symbols(), &error);
   if (!call->arena) {
     call->fail(error);
     return nullptr;
@@ -281,7 +320,7 @@ void* dsc_rt_output(dsc_call* call, int32_t index, int32_t code, int32_t bits, i
   std::string error;
   std::optional<Tensor> t = Tensor::try_empty(dtype, std::move(dims), &error);
   if (!t) {
-    call->fail(label + ": " + error);
+    call->fail(label + call->at_symbols() + ": " + error);
     return nullptr;
   }
   call->outputs[u] = std::move(*t);

@@ -19,6 +19,9 @@ struct dsc_call {
   dsc_call& operator=(const dsc_call&) = delete;
 
   const dsc::runtime::FunctionInfo* info;
+  // The call's inputs (set by call_host_function; null when a test calls dsc_rt_* directly),
+  // for naming the symbol values in errors about sizes.
+  const DLTensor* const* inputs = nullptr;
   // The first error recorded (later ones are usually its consequences); empty when none.
   std::string error;
   // One slot per manifest output; undefined until dsc_rt_output allocates it.
@@ -29,6 +32,10 @@ struct dsc_call {
 
   // Records `message` unless an error is already recorded; returns 1 (the failure code).
   int32_t fail(std::string message);
+
+  // " at B=2, S=7": the symbols that input dims name by themselves, with their values in
+  // this call's inputs, in parameter order; "" when there are none or no inputs are known.
+  std::string at_symbols() const;
 };
 
 namespace dsc::runtime {

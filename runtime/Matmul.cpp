@@ -11,6 +11,7 @@
 // OpenBLAS's own extension (declared by its cblas.h; repeated here so that another vendor's
 // cblas.h still compiles: the library linked is always OpenBLAS).
 extern "C" void openblas_set_num_threads(int num_threads);
+extern "C" int openblas_get_num_threads(void);
 
 namespace dsc::runtime {
 
@@ -77,6 +78,10 @@ void set_blas_num_threads(int n) {
   openblas_set_num_threads(std::max(n, 1));
 }
 
+int blas_num_threads() {
+  return openblas_get_num_threads();
+}
+
 } // namespace dsc::runtime
 
 extern "C" void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int64_t batch,
@@ -85,6 +90,9 @@ extern "C" void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int
   using namespace dsc::runtime;
   // Compiled code never passes negative sizes; do nothing rather than touch memory.
   if (batch <= 0 || m <= 0 || n <= 0 || k < 0 || a_batch_stride < 0 || b_batch_stride < 0) return;
+  // The pool sets OpenBLAS's thread count when it is made (DSC_NUM_THREADS): make it before
+  // the first sgemm, even in a model with no parallel loop.
+  global_thread_pool();
   const bool tb = trans_b != 0;
   // A dense batch of A times one B is a single product with batch * m rows (C is dense, so
   // batch * m * n fits).

@@ -22,6 +22,8 @@ namespace dsc::runtime {
 constexpr int64_t kSmallGemm = 65536 * 4;
 
 void set_blas_num_threads(int n);
+// OpenBLAS's thread count as it stands (what `dscc run --bench` reports).
+int blas_num_threads();
 
 // C (m x n) = A (m x k) @ B (k x n; n x k when trans_b), all dense, with plain loops: the
 // fallback for a k or n beyond blasint (exposed for tests).

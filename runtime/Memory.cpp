@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -40,14 +41,28 @@ uint64_t allocation_limit() {
   return limit;
 }
 
+std::string describe_bytes(uint64_t bytes) {
+  std::string exact = std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) return exact;
+  double value = static_cast<double>(bytes);
+  int unit = -1;
+  while (value >= 1024 && unit + 1 < 6) {
+    value /= 1024;
+    ++unit;
+  }
+  char rounded[32];
+  std::snprintf(rounded, sizeof rounded, "%.1f %s", value, kUnits[unit]);
+  return exact + " (" + rounded + ")";
+}
+
 void* aligned_allocate(uint64_t bytes, const std::string& what, std::string* error) {
   auto fail = [&](const std::string& reason) -> void* {
-    if (error)
-      *error = "cannot allocate " + std::to_string(bytes) + " bytes for " + what + ": " + reason;
+    if (error) *error = "cannot allocate " + describe_bytes(bytes) + " for " + what + ": " + reason;
     return nullptr;
   };
   if (bytes > allocation_limit())
-    return fail("the machine has " + std::to_string(allocation_limit()) + " bytes of memory");
+    return fail("the machine has " + describe_bytes(allocation_limit()) + " of memory");
   uint64_t rounded = bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, static_cast<size_t>(rounded));
   if (!p) return fail("out of memory");

@@ -24,9 +24,12 @@ bool checked_nbytes(DLDataType dtype, const std::vector<int64_t>& shape, uint64_
 // The most the runtime will try to allocate at once: the machine's physical memory.
 uint64_t allocation_limit();
 
+// "157286400000 bytes (146.5 GiB)": the exact count, and a rounded one for people.
+std::string describe_bytes(uint64_t bytes);
+
 // `bytes` bytes (at least kAlignment, rounded up to a multiple of it), aligned to kAlignment;
-// released with std::free. Null with *error set ("cannot allocate 1099511627776 bytes for
-// <what>: ...") when the size exceeds allocation_limit() or the system refuses.
+// released with std::free. Null with *error set ("cannot allocate 1099511627776 bytes (1.0 TiB)
+// for <what>: ...") when the size exceeds allocation_limit() or the system refuses.
 void* aligned_allocate(uint64_t bytes, const std::string& what, std::string* error);
 
 } // namespace dsc::runtime

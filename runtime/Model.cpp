@@ -30,6 +30,7 @@ CallResult call_host_function(const FunctionInfo& info, dsc_host_function fn,
     return result;
   }
   dsc_call call(&info);
+  call.inputs = inputs.data();
   int32_t status = fn(&call, inputs.data());
   result.arena_bytes = call.arena_bytes;
   if (status != 0 || !call.error.empty()) {

@@ -51,16 +51,25 @@ void Tensor::Free::operator()(void* p) const {
 
 std::optional<Tensor> Tensor::try_empty(DLDataType dtype, std::vector<int64_t> shape,
                                         std::string* error) {
+  return try_empty(dtype, std::move(shape), "", error);
+}
+
+std::optional<Tensor> Tensor::try_empty(DLDataType dtype, std::vector<int64_t> shape,
+                                        const std::string& what, std::string* error) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   uint64_t bytes = 0;
   if (!checked_nbytes(dtype, t.shape_, &bytes)) {
-    if (error) *error = "invalid or too large tensor shape " + t.type_string();
+    if (error)
+      *error = what.empty() ? "invalid or too large tensor shape " + t.type_string()
+                            : "cannot allocate " + what + ": the size of " + t.type_string() +
+                                  " overflows 64 bits";
     return std::nullopt;
   }
   // Even an empty tensor gets storage (aligned_allocate rounds up to 64 bytes).
-  void* p = aligned_allocate(bytes, "a " + t.type_string() + " tensor", error);
+  void* p =
+      aligned_allocate(bytes, what.empty() ? "a " + t.type_string() + " tensor" : what, error);
   if (!p) return std::nullopt;
   t.storage_.reset(p);
   return t;

@@ -46,6 +46,10 @@ public:
   // dim is negative, the byte size overflows, or the memory is not available.
   static std::optional<Tensor> try_empty(DLDataType dtype, std::vector<int64_t> shape,
                                          std::string* error);
+  // The same, with `what` the tensor is in the message ("input 'x' (f32[B, 768]) at B=9"),
+  // instead of "a f32[9, 768] tensor".
+  static std::optional<Tensor> try_empty(DLDataType dtype, std::vector<int64_t> shape,
+                                         const std::string& what, std::string* error);
 
   bool defined() const { return storage_ != nullptr; }
   DLDataType dtype() const { return dtype_; }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "backends/cpu/Jit.h"
+#include "backends/cpu/LlvmFatalErrors.h"
 #include "backends/cpu/LlvmModuleBuilder.h"
 #include "backends/cpu/SharedLibraryBuilder.h"
 #include "backends/cpu/TargetSelection.h"
@@ -103,6 +104,14 @@ bool compile(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
   return true;
 }
 
+// What a fatal LLVM error names: the entry functions being compiled.
+std::string compiled_names(const std::vector<ir::HostProgram>& hosts) {
+  std::string names;
+  for (const ir::HostProgram& h : hosts)
+    names += (names.empty() ? "'" : ", '") + h.name + "'";
+  return names.empty() ? "the module's kernels" : names;
+}
+
 } // namespace
 
 std::string host_symbol(const std::string& fn_name) {
@@ -144,37 +153,58 @@ std::unique_ptr<runtime::Model> jit_compile(const ir::Module& m,
   ResolvedTarget target;
   if (!resolve_target(options, &target, error)) return nullptr;
   if (!complete_manifest(hosts, &manifest, error)) return nullptr;
-  // The optimizer and ORC's code generator use the same machine description.
-  llvm::orc::JITTargetMachineBuilder jtmb = jit_target_machine_builder(target);
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = jtmb.createTargetMachine();
-  if (!tm) {
-    set_error(error, "LLVM could not create a target machine for " + target.cpu + ": " +
-                         llvm::toString(tm.takeError()));
-    return nullptr;
-  }
-  LlvmModule built;
-  if (!build_llvm_module(m, hosts, **tm, target, nullptr, &built, error))
-    return nullptr;
-  optimize_llvm_module(*built.module, **tm, target.opt_level);
-  // The ThreadSafeModule takes the module and its context in the order it destroys them.
-  llvm::orc::ThreadSafeModule module(std::move(built.module), std::move(built.context));
-  return jit_model(std::move(jtmb), std::move(module), std::move(manifest), error);
+  std::unique_ptr<runtime::Model> model;
+  guard_llvm_fatal_errors(
+      compiled_names(hosts),
+      [&] {
+        // The optimizer and ORC's code generator use the same machine description.
+        llvm::orc::JITTargetMachineBuilder jtmb = jit_target_machine_builder(target);
+        llvm::Expected<std::unique_ptr<llvm::TargetMachine>> tm = jtmb.createTargetMachine();
+        if (!tm) {
+          set_error(error, "LLVM could not create a target machine for " + target.cpu + ": " +
+                               llvm::toString(tm.takeError()));
+          return false;
+        }
+        LlvmModule built;
+        if (!build_llvm_module(m, hosts, **tm, target, nullptr, &built, error)) return false;
+        optimize_llvm_module(*built.module, **tm, target.opt_level);
+        // The ThreadSafeModule takes the module and its context in the order it destroys them.
+        llvm::orc::ThreadSafeModule module(std::move(built.module), std::move(built.context));
+        model = jit_model(std::move(jtmb), std::move(module), std::move(manifest), error);
+        return model != nullptr;
+      },
+      error);
+  return model;
 }
 
 bool build_shared_library(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
                           runtime::Manifest manifest, const ir::Target& options,
                           const std::string& out_path, std::string* error) {
-  Compilation c;
-  if (!compile(m, hosts, std::move(manifest), options, true, true, &c, error)) return false;
-  return emit_shared_library(*c.llvm.module, *c.tm, out_path, runtime_library_dir(), error);
+  return guard_llvm_fatal_errors(
+      compiled_names(hosts),
+      [&] {
+        Compilation c;
+        if (!compile(m, hosts, std::move(manifest), options, true, true, &c, error)) return false;
+        return emit_shared_library(*c.llvm.module, *c.tm, out_path, runtime_library_dir(), error);
+      },
+      error);
 }
 
 std::string emit_llvm_ir(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
                          runtime::Manifest manifest, const ir::Target& options, bool optimized,
                          std::string* error) {
-  Compilation c;
-  if (!compile(m, hosts, std::move(manifest), options, true, optimized, &c, error)) return "";
-  return llvm_module_text(*c.llvm.module);
+  std::string text;
+  guard_llvm_fatal_errors(
+      compiled_names(hosts),
+      [&] {
+        Compilation c;
+        if (!compile(m, hosts, std::move(manifest), options, true, optimized, &c, error))
+          return false;
+        text = llvm_module_text(*c.llvm.module);
+        return true;
+      },
+      error);
+  return text;
 }
 
 std::string runtime_library_dir() {

@@ -125,6 +125,30 @@ private:
     return llvmgen::emit_symbolic(b_, e, [this](const std::string& s) { return symbol(s); });
   }
 
+  // eval() for a size made from user-given dims: an overflow of its arithmetic joins
+  // *overflowed, for guard_overflow to report before anything is allocated.
+  llvm::Value* eval_size(const symbolic::Expr& e, const std::string& what,
+                         llvm::Value** overflowed) {
+    if (!e.defined()) return eval(e, what);
+    llvmgen::SymbolicOptions options;
+    options.overflowed = overflowed;
+    return llvmgen::emit_symbolic(
+        b_, e, [this](const std::string& s) { return symbol(s); }, options);
+  }
+
+  // Fails the call with "cannot allocate <what> of 'f' at ...: its size overflows 64 bits"
+  // when `overflowed` (from eval_size; null when nothing could overflow) is true.
+  void guard_overflow(llvm::Value* overflowed, const std::string& what) {
+    if (!overflowed) return;
+    llvm::FunctionCallee fail_overflow = runtime("dsc_rt_fail_overflow", i32_, {ptr_, ptr_});
+    guard(
+        b_.CreateNot(overflowed),
+        [&] {
+          return b_.CreateCall(fail_overflow, {call_, string_constant(what)});
+        },
+        "overflow");
+  }
+
   // Continues in a new block when `holds`; otherwise returns failure() from the host function.
   void guard(llvm::Value* holds, const std::function<llvm::Value*()>& failure,
              const std::string& what) {
@@ -246,8 +270,10 @@ private:
     for (const ir::HostBuffer& buf : p_.buffers)
       has_arena |= buf.storage == ir::HostBuffer::Storage::Arena;
     if (has_arena) {
-      llvm::Value* bytes = eval(p_.arena_bytes, "the arena size");
+      llvm::Value* overflowed = nullptr;
+      llvm::Value* bytes = eval_size(p_.arena_bytes, "the arena size", &overflowed);
       if (!ok()) return;
+      guard_overflow(overflowed, "the arena");
       llvm::FunctionCallee arena = runtime("dsc_rt_arena", ptr_, {ptr_, i64_});
       arena_ = b_.CreateCall(arena, {call_, bytes}, "arena");
       guard(
@@ -281,10 +307,12 @@ private:
       const ir::HostBuffer& buf = p_.buffers[static_cast<size_t>(output_buffer[k])];
       llvm::Value* shape =
           stack_array(i64_, buf.shape.size(), "output" + std::to_string(k) + ".shape");
+      llvm::Value* overflowed = nullptr;
       for (size_t j = 0; j < buf.shape.size(); ++j)
-        b_.CreateStore(eval(buf.shape[j], "a dim of output " + std::to_string(k)),
+        b_.CreateStore(eval_size(buf.shape[j], "a dim of output " + std::to_string(k), &overflowed),
                        b_.CreateConstInBoundsGEP1_64(i64_, shape, j));
       if (!ok()) return;
+      guard_overflow(overflowed, "output " + std::to_string(k));
       DLDataType dl = ir::to_dl(buf.dtype);
       llvm::Value* data =
           b_.CreateCall(output,

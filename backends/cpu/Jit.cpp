@@ -52,6 +52,7 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& jit) {
       runtime_symbol("dsc_rt_check_input", &dsc_rt_check_input),
       runtime_symbol("dsc_rt_fail_dim", &dsc_rt_fail_dim),
       runtime_symbol("dsc_rt_fail_check", &dsc_rt_fail_check),
+      runtime_symbol("dsc_rt_fail_overflow", &dsc_rt_fail_overflow),
       runtime_symbol("dsc_rt_input_data", &dsc_rt_input_data),
       runtime_symbol("dsc_rt_arena", &dsc_rt_arena),
       runtime_symbol("dsc_rt_output", &dsc_rt_output),

@@ -74,6 +74,18 @@ public:
     llvm::Value* x = emit(bin->a);
     llvm::Value* y = emit(bin->b);
     const bool nsw = options_.no_signed_wrap;
+    if (options_.overflowed) {
+      switch (e.kind()) {
+      case ExprKind::Add:
+        return checked(llvm::Intrinsic::sadd_with_overflow, x, y);
+      case ExprKind::Sub:
+        return checked(llvm::Intrinsic::ssub_with_overflow, x, y);
+      case ExprKind::Mul:
+        return checked(llvm::Intrinsic::smul_with_overflow, x, y);
+      default:
+        break;
+      }
+    }
     switch (e.kind()) {
     case ExprKind::Add:
       return b_.CreateAdd(as_int(x), as_int(y), "", false, nsw);
@@ -112,6 +124,15 @@ public:
   }
 
 private:
+  // x op y through an `*.with.overflow` intrinsic; its overflow bit joins *overflowed.
+  llvm::Value* checked(llvm::Intrinsic::ID id, llvm::Value* x, llvm::Value* y) {
+    llvm::Value* pair = b_.CreateBinaryIntrinsic(id, as_int(x), as_int(y));
+    llvm::Value* bit = b_.CreateExtractValue(pair, 1);
+    llvm::Value*& acc = *options_.overflowed;
+    acc = acc ? b_.CreateOr(acc, bit) : bit;
+    return b_.CreateExtractValue(pair, 0);
+  }
+
   llvm::IRBuilder<>& b_;
   const SymbolLookup& symbol_;
   const SymbolicOptions& options_;

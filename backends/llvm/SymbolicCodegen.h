@@ -32,6 +32,10 @@ struct SymbolicOptions {
   bool no_signed_wrap = false;
   // The integer type of values; null for i64.
   llvm::IntegerType* type = nullptr;
+  // When set, Add, Sub and Mul also detect signed overflow, and *overflowed becomes an i1
+  // that is true when any of them overflowed (it is or-ed into a non-null *overflowed). For
+  // sizes computed from user-given dims, which must not silently wrap.
+  llvm::Value** overflowed = nullptr;
 };
 
 llvm::Value* emit_symbolic(llvm::IRBuilder<>& b, const symbolic::Expr& e,

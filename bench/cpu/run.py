@@ -40,10 +40,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
+import openblas_core as openblas_core_module  # noqa: E402
 import sgemm_rate  # noqa: E402
 
 # The line `dscc run --bench=N` prints, e.g.
-#   layer at B=1, S=32: median latency: 12.345 ms over 50 runs (min 12.001 ms, 2 threads)
+#   layer at B=1, S=32: median latency: 12.345 ms over 50 runs (min 12.001 ms, 2 threads, OpenBLAS 2)
 # Only the median is needed; adjust here if the format changes.
 DSC_MEDIAN_RE = re.compile(r"median latency:\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*ms")
 # Optional: dscc's progress line on stderr, e.g. `dscc: compiled examples/bert_layer.dsc in 1.23 s`.
@@ -237,6 +238,7 @@ def markdown(result: dict) -> str:
         *(f"- {lib.get('name')}: {lib.get('version')}"
           for lib in result["sgemm"].get("libraries", {}).values() if lib.get("name")),
         f"- OPENBLAS_CORETYPE: {c['openblas_coretype']}",
+        f"- OpenBLAS core: {c.get('openblas_core', '?')}",
         "- torch/dsc > 1 means dsc is faster. floor = GFLOP / rate; floor/dsc = the fraction of "
         "the sgemm-bound floor dsc reaches.",
         "",
@@ -303,6 +305,9 @@ def main(argv: list[str]) -> int:
     if ns.openblas_coretype:
         # Read by OpenBLAS when it is loaded: before sgemm_rate loads it, and inherited by dscc.
         os.environ["OPENBLAS_CORETYPE"] = ns.openblas_coretype
+    # Where OpenBLAS does not know this CPU, OPENBLAS_CORETYPE is set here (same timing).
+    openblas_core = openblas_core_module.choose_coretype()
+    print(f"OpenBLAS core: {openblas_core}", file=sys.stderr)
     if not ns.skip_torch:
         import torch
         import bert_torch
@@ -324,6 +329,7 @@ def main(argv: list[str]) -> int:
         "torch_warmup": ns.warmup,
         "dscc": None if ns.skip_dsc else os.path.abspath(ns.dscc),
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "(unset: OpenBLAS picks)"),
+        "openblas_core": openblas_core,
         "loadavg_before": loadavg(),
     }
     la = conditions["loadavg_before"]

@@ -40,6 +40,8 @@ import statistics
 import sys
 import time
 
+import openblas_core
+
 # ---------------------------------------------------------------------------------------------
 # FLOP counts
 # ---------------------------------------------------------------------------------------------
@@ -265,6 +267,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--repeat", type=int, default=10, help="timed calls (at least; median)")
     ap.add_argument("--json", help="also write the results here")
     ns = ap.parse_args(argv)
+    # Before OpenBLAS is loaded: where it does not know this CPU, OPENBLAS_CORETYPE is set.
+    print(f"OpenBLAS core: {openblas_core.choose_coretype()}")
     square = [int(x) for x in ns.square.split(",") if x]
     layer = [parse_shape(x) for x in ns.layer.split(",") if x]
     res = measure_rates(ns.threads, square, layer, ns.warmup, ns.repeat,

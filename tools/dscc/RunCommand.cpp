@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backends/cpu/CpuBackend.h"
+#include "runtime/Matmul.h"
 #include "runtime/Npy.h"
 #include "runtime/dsc_runtime.h"
 #include "symbolic/Eval.h"
@@ -37,8 +38,8 @@ inputs, weights (constant dims) only with --random-weights.
   --output=DIR                 write the results as DIR/output0.npy, DIR/output1.npy, ...
   --bench=N                    time N calls after one warm-up; prints the median latency
   --stats                      print the arena size and the peak of live intermediates
-  --threads=N                  the runtime's thread count (default: all hardware threads,
-                               or DSC_NUM_THREADS)
+  --threads=N                  the runtime's and OpenBLAS's thread count (default: all
+                               hardware threads, or DSC_NUM_THREADS)
   --target=cpu, --cpu=NAME, --vector-width=N
                                as for dscc build (FILE.dsc only)
   --print-after=PASS, --print-after-all, --verify-each, --time-passes
@@ -196,9 +197,12 @@ int run_run(const Args& args) {
     }
     std::sort(ms.begin(), ms.end());
     double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
-    std::printf("%s at %s: median latency: %.3f ms over %lld runs (min %.3f ms, %d threads)\n",
+    const int pool_threads = dsc_get_num_threads(); // makes the pool, which sets OpenBLAS's
+    std::printf("%s at %s: median latency: %.3f ms over %lld runs (min %.3f ms, %d threads, "
+                "OpenBLAS %d)\n",
                 fn->name.c_str(), symbols_text(in->symbols).c_str(), median,
-                static_cast<long long>(bench), ms.front(), dsc_get_num_threads());
+                static_cast<long long>(bench), ms.front(), pool_threads,
+                runtime::blas_num_threads());
   }
   if (stats) {
     symbolic::Bindings b(in->symbols.begin(), in->symbols.end());

@@ -2,8 +2,8 @@
 
 #include <cctype>
 #include <charconv>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <set>
 
@@ -200,16 +200,18 @@ std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
       *error = "parameter '" + p.name + "' has unknown dtype '" + p.dtype + "'";
       return std::nullopt;
     }
-    int64_t numel = 1;
-    for (int64_t d : shape) {
-      if (d != 0 && numel > (int64_t(1) << 40) / d) {
-        *error = "'" + p.name + "' would have more than 2^40 elements at the given --shape";
-        return std::nullopt;
-      }
-      numel *= d;
-    }
-    runtime::Tensor t = runtime::Tensor::zeros(dtype, shape);
-    double scale = constant && shape.size() >= 2 && shape[0] > 0 ? 1.0 / std::sqrt(double(shape[0])) : 1.0;
+    // Synthesized inputs may be as large as the user's --shape asks: running out of memory
+    // is an error that names the input, its size and the shapes.
+    std::string at;
+    for (const auto& [sym, value] : out.symbols)
+      at += (at.empty() ? " at " : ", ") + sym + "=" + std::to_string(value);
+    std::optional<runtime::Tensor> allocated = runtime::Tensor::try_empty(
+        dtype, shape, (constant ? "weight '" : "input '") + p.name + "' (" + type + ")" + at,
+        error);
+    if (!allocated) return std::nullopt;
+    runtime::Tensor t = std::move(*allocated);
+    double scale =
+        constant && shape.size() >= 2 && shape[0] > 0 ? 1.0 / std::sqrt(double(shape[0])) : 1.0;
     fill_random(t, rng, scale);
     out.tensors.push_back(std::move(t));
   }

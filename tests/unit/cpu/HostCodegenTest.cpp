@@ -222,6 +222,32 @@ TEST_F(HostCodegenTest, KernelCallDoesNotMatchItsPrim) {
                               "i32, but 'y' is f32");
 }
 
+// Sizes computed from huge dims must not wrap: here n*n*n*4 wraps to a negative int64, and
+// n*n*2 (an output dim) to a positive one. Only the input's shape is read; the call fails
+// before any kernel runs.
+TEST_F(HostCodegenTest, SizesThatOverflowAreErrors) {
+  auto run_huge = [&](const ir::HostProgram& p) {
+    auto model = compile({p});
+    if (!model) return std::string("(no model)");
+    runtime::Tensor x = f32_tensor({1}, {0.0f});
+    DLTensor view = x.dl_view();
+    int64_t shape[] = {int64_t{3} << 20};
+    view.shape = shape;
+    runtime::CallResult r = model->run("f", {&view});
+    return r.error;
+  };
+  ir::HostProgram p = add_relu_program();
+  p.checks.clear();
+  p.arena_bytes = expr("n*n*n*4");
+  EXPECT_EQ(run_huge(p),
+            "cannot allocate the arena of 'f' at n=3145728: its size overflows 64 bits");
+  p = add_relu_program();
+  p.checks.clear();
+  p.buffers[2].shape = dims({"n*n*n*2"});
+  EXPECT_EQ(run_huge(p),
+            "cannot allocate output 0 of 'f' at n=3145728: its size overflows 64 bits");
+}
+
 TEST_F(HostCodegenTest, UnboundSymbol) {
   ir::HostProgram p = add_relu_program();
   p.arena_bytes = expr("q*4");

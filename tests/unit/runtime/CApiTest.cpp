@@ -178,6 +178,17 @@ TEST_F(CApi, RunErrors) {
   EXPECT_THAT(run_error("scale_rows", {&huge.t, &w.t}), HasSubstr("too large"));
 }
 
+// An output larger than the machine's memory is a returned error naming the output, its size
+// and the symbols, not an abort. The input claims 2^60 elements; only its shape is read.
+TEST_F(CApi, OutOfMemoryIsAnError) {
+  Input x({1});
+  x.shape = {int64_t{1} << 60};
+  EXPECT_THAT(run_error("add_one", {&x.t}),
+              StartsWith("output 0 of 'add_one' at n=1152921504606846976: cannot allocate "
+                         "4611686018427387904 bytes (4.0 EiB) for a f32[1152921504606846976] "
+                         "tensor: the machine has "));
+}
+
 TEST_F(CApi, BadArguments) {
   Input v({5});
   const DLTensor* inputs[] = {&v.t};

@@ -223,9 +223,43 @@ TEST(HostCall, Arena) {
   {
     dsc_call call(&info);
     EXPECT_EQ(dsc_rt_arena(&call, std::numeric_limits<int64_t>::max()), nullptr);
-    EXPECT_THAT(call.error, HasSubstr("cannot allocate 9223372036854775807 bytes for the arena "
-                                      "of 'layer': the machine has "));
+    EXPECT_THAT(call.error, HasSubstr("cannot allocate 9223372036854775807 bytes (8.0 EiB) for "
+                                      "the arena of 'layer': the machine has "));
   }
+}
+
+// Errors about sizes name the symbols' values in the call's inputs, when it knows them.
+TEST(HostCall, SizeErrorsNameTheSymbols) {
+  FunctionInfo info = layer_info();
+  View x(dl_float(32), {3, 5, 768}), mask(dl_float(32), {3, 5}), ids(dl_int(64), {3});
+  const DLTensor* inputs[] = {&x.t, &mask.t, &ids.t};
+  {
+    dsc_call call(&info);
+    call.inputs = inputs;
+    EXPECT_EQ(call.at_symbols(), " at B=3, S=5");
+    EXPECT_EQ(dsc_rt_arena(&call, std::numeric_limits<int64_t>::max()), nullptr);
+    EXPECT_THAT(call.error, HasSubstr("for the arena of 'layer' at B=3, S=5: the machine has "));
+  }
+  {
+    dsc_call call(&info);
+    call.inputs = inputs;
+    EXPECT_EQ(dsc_rt_fail_overflow(&call, "the arena"), 1);
+    EXPECT_EQ(call.error, "cannot allocate the arena of 'layer' at B=3, S=5: its size overflows "
+                          "64 bits");
+  }
+  {
+    dsc_call call(&info);
+    call.inputs = inputs;
+    const int64_t big = int64_t{1} << 40;
+    int64_t shape[] = {big, 1024, 768};
+    EXPECT_EQ(dsc_rt_output(&call, 0, kDLFloat, 32, 3, shape), nullptr);
+    EXPECT_THAT(call.error, HasSubstr("output 0 of 'layer' at B=3, S=5: cannot allocate "
+                                      "3458764513820540928 bytes (3.0 EiB) for a "));
+  }
+  dsc_call call(&info); // no inputs known: no symbols
+  EXPECT_EQ(call.at_symbols(), "");
+  EXPECT_EQ(dsc_rt_fail_overflow(&call, "output 1"), 1);
+  EXPECT_EQ(call.error, "cannot allocate output 1 of 'layer': its size overflows 64 bits");
 }
 
 TEST(HostCall, OutputsAnyOrder) {
@@ -278,9 +312,10 @@ TEST(HostCall, OutputErrors) {
   EXPECT_EQ(output_error(0, dl_float(32), {big, big, 768}),
             "output 0 of 'layer': invalid or too large tensor shape f32[1099511627776, "
             "1099511627776, 768]");
-  EXPECT_THAT(output_error(0, dl_float(32), {big, 1024, 768}),
-              HasSubstr("output 0 of 'layer': cannot allocate 3458764513820540928 bytes for a "
-                        "f32[1099511627776, 1024, 768] tensor: the machine has "));
+  EXPECT_THAT(
+      output_error(0, dl_float(32), {big, 1024, 768}),
+      HasSubstr("output 0 of 'layer': cannot allocate 3458764513820540928 bytes (3.0 EiB) for a "
+                "f32[1099511627776, 1024, 768] tensor: the machine has "));
   FunctionInfo info = layer_info();
   dsc_call call(&info);
   EXPECT_EQ(dsc_rt_output(&call, 0, kDLFloat, 32, 3, nullptr), nullptr);
