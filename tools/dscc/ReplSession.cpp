@@ -60,6 +60,7 @@ const char* ReplSession::help() {
   :type EXPR              show the type of an expression
   :type NAME              show a function's signature and where clauses (layer, nn.softmax)
   :facts                  list the shape facts so far: proved, assumed or checked at run time
+  :fusion [NAME]          how NAME's ops (default: the session's) become kernels, and why
   :prove FACT             prove a shape fact under the where clauses
   :load FILE              load a .dsc file; its functions can then be called
   :ir                     print the session as .dsc IR
@@ -191,7 +192,8 @@ ReplSession::Attempt ReplSession::check(const std::vector<Entry>& params,
                                         const std::vector<Entry>& wheres,
                                         const std::vector<Entry>& lets, size_t report_from,
                                         std::string* report, std::string* ir_text,
-                                        std::string* facts_text, std::string* signature_of) {
+                                        std::string* facts_text, std::string* signature_of,
+                                        std::string* fusion_of) {
   SourceManager sources;
   DiagnosticEngine diags(sources);
   std::vector<Origin> origins;
@@ -232,6 +234,26 @@ ReplSession::Attempt ReplSession::check(const std::vector<Entry>& params,
       d.fn = passes::rebuild_function(*d.fn, d.fn->ret_type, d.fn->body, std::move(facts));
     }
     *facts_text = format_facts(checked->module, map.sources());
+  }
+  if (fusion_of) {
+    // How the function's ops become kernels, at the places the user knows.
+    const std::string name = fusion_of->empty() ? kSessionFunction : *fusion_of;
+    DiagnosticEngine fusion_diags(sources);
+    std::optional<passes::FusionLog> log = explain_fusion(checked->module, fusion_diags, prover_);
+    LocationMap map(sources, file, origins, typed_, loaded_name_, loaded_text_);
+    std::ostringstream os;
+    if (!log) {
+      os << show(fusion_diags, file, origins, false);
+    } else {
+      for (passes::FusionDecision& d : log->decisions)
+        for (passes::FusedOp& op : d.ops)
+          op.loc = map.place(op.loc);
+      log->print(os, map.sources(), name);
+      if (os.str().empty())
+        os << "error: no function '" << name
+           << "' with known dims to compile (:type NAME shows a function's signature)\n";
+    }
+    *fusion_of = os.str();
   }
   if (signature_of) {
     // A function of the loaded module or of an imported one: its header as printed (the
@@ -315,6 +337,12 @@ std::string ReplSession::handle(const std::string& raw, bool* quit) {
       if (r.ok()) facts.add(r.expr);
     }
     return symbolic::format_result(prover_.prove(goal.expr, facts)) + "\n";
+  }
+  if (starts_with(line, ":fusion")) {
+    std::string fusion = trim(line.substr(7));
+    Attempt a =
+        check(params_, wheres_, lets_, lets_.size(), nullptr, nullptr, nullptr, nullptr, &fusion);
+    return a.ok ? fusion : a.output;
   }
   if (starts_with(line, ":type")) {
     const size_t at = line.find_first_not_of(" \t", 5);

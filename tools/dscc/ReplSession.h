@@ -49,7 +49,7 @@ private:
   Attempt check(const std::vector<Entry>& params, const std::vector<Entry>& wheres,
                 const std::vector<Entry>& lets, size_t report_from, std::string* report,
                 std::string* ir_text = nullptr, std::string* facts_text = nullptr,
-                std::string* signature_of = nullptr);
+                std::string* signature_of = nullptr, std::string* fusion_of = nullptr);
   std::string source(const std::vector<Entry>& params, const std::vector<Entry>& wheres,
                      const std::vector<Entry>& lets, std::vector<Origin>* origins) const;
   // The diagnostics of a check of `file` (the synthesized source), at the places the user
