@@ -787,6 +787,7 @@ private:
     ComputeDesc& d = g.desc;
     std::vector<Stage>& stages = d.stitch.stages;
     std::set<size_t> in_place;
+    std::set<size_t> shared; // outputs a row was redirected into: one row each at a time
     for (size_t s = 0; s < stages.size(); ++s) {
       VarKey v = g.stage_var[s];
       if (stages[s].kind != Stage::Kind::Map || outside.count(v) || results_.count(v)) continue;
@@ -800,13 +801,21 @@ private:
       bool same = out.dtype == row.dtype && out.shape.size() == row.shape.size();
       for (size_t a = 0; same && a < out.shape.size(); ++a)
         same = ctx_.equal(out.shape[a], row.shape[a]);
-      if (!same || !reads_only_at(f.element, row.name, f.space.vars)) continue;
+      if (!same || shared.count(*f.output) || !reads_only_at(f.element, row.name, f.space.vars))
+        continue;
+      // Every stage that writes the row's buffer (this one, and any row redirected into it
+      // before) now writes f's output, and every read of it reads there.
       ElementRewrite rw;
       rw.buffers[row.name] = out.name;
-      for (size_t t = s + 1; t <= *last; ++t)
-        rw.apply_to(stages[t]);
-      stages[s].output = f.output;
-      in_place.insert(s);
+      for (Stage& t : stages)
+        rw.apply_to(t);
+      size_t from = *stages[s].output;
+      for (size_t t = 0; t < stages.size(); ++t) {
+        if (stages[t].output != from || t == *last) continue;
+        stages[t].output = f.output;
+        in_place.insert(t);
+      }
+      shared.insert(*f.output);
     }
     return in_place;
   }

@@ -23,6 +23,9 @@ std::vector<FusionCase> cases() {
       {{"layer_norm_residual", "import nn\nfn f(x: f32[B, S, D], y: f32[B, S, D], g: f32[D], b: f32[D]) {\n  return nn.layer_norm(x + y, g, b)\n}", {"B", "S", "D"}, 2, 1e-3}, 1},
       {{"rms_norm", "import nn\nfn f(x: f32[B, D], g: f32[D]) { return nn.rms_norm(x, g) }", {"B", "D"}, 2, 1e-4}, 1},
       {{"reduce_outer_axis", "fn f(x: f32[N, M]) { return x - mean(x, axis=0, keepdims=true) }", {"N", "M"}, 2, 1e-4}, 1},
+      // The first softmax's quotients are the second's input, row by row, each written in
+      // place into the one output.
+      {{"softmax_of_softmax", "import nn\nfn f(x: f32[B, T]) { return nn.softmax(nn.softmax(x) * 8.0) }", {"B", "T"}}, 1},
       {{"f16_softmax", "import nn\nfn f(x: f16[B, T]) { return nn.softmax(x, axis=-1) }", {"B", "T"}, 2, 2e-3}, 1},
       // A row value something outside the group also reads is stored too.
       {{"row_value_escapes", "fn f(x: f32[B, T]) {\n  let m = max(x, axis=-1, keepdims=true)\n  return (exp(x - m), m * 2.0)\n}", {"B", "T"}}, 1},
