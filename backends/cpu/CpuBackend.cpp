@@ -207,6 +207,10 @@ std::string emit_llvm_ir(const ir::Module& m, const std::vector<ir::HostProgram>
   return text;
 }
 
+uint64_t models_compiled() {
+  return llvm_modules_built();
+}
+
 std::string runtime_library_dir() {
   return DSC_RUNTIME_LIBRARY_DIR;
 }

@@ -17,6 +17,7 @@
 // LLVM verifier failure, an unknown CPU, a linker failure) come back as null/false/"" with a
 // message in `*error` (when `error` is not null); they never abort.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +62,10 @@ bool build_shared_library(const ir::Module& m, const std::vector<ir::HostProgram
 std::string emit_llvm_ir(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
                          runtime::Manifest manifest, const ir::Target& target, bool optimized,
                          std::string* error);
+
+// How many models this process has compiled (jit_compile, build_shared_library, emit_llvm_ir
+// each count one); a compiled model runs at every shape without compiling again.
+uint64_t models_compiled();
 
 // For linking and compiling programs against built models: the directory of
 // libdsc_runtime.so, and the one to put on the include path for

@@ -8,14 +8,15 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <map>
 #include <set>
 
 #include "backends/cpu/CpuBackend.h"
+#include "backends/cpu/CpuKernel.h"
 #include "backends/cpu/HostCodegen.h"
 #include "backends/cpu/TargetSelection.h"
-#include "backends/cpu/CpuKernel.h"
 #include "backends/llvm/KernelCodegen.h"
 
 namespace dsc::cpu {
@@ -62,9 +63,18 @@ bool emit_kernels(const ir::Module& m, llvm::Module& out, int index_bits,
 
 } // namespace
 
+namespace {
+std::atomic<uint64_t> modules_built{0};
+} // namespace
+
+uint64_t llvm_modules_built() {
+  return modules_built.load();
+}
+
 bool build_llvm_module(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
-                       llvm::TargetMachine& tm, const ResolvedTarget& target, const std::string* manifest_json,
-                       LlvmModule* out, std::string* error) {
+                       llvm::TargetMachine& tm, const ResolvedTarget& target,
+                       const std::string* manifest_json, LlvmModule* out, std::string* error) {
+  ++modules_built;
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>("dsc", *context);
   module->setTargetTriple(tm.getTargetTriple().str());
@@ -100,7 +110,8 @@ bool build_llvm_module(const ir::Module& m, const std::vector<ir::HostProgram>& 
     if (!f.hasFnAttribute("target-cpu")) f.addFnAttr("target-cpu", cpu);
     if (!f.hasFnAttribute("target-features") && !features.empty())
       f.addFnAttr("target-features", features);
-    if (target.vector_width != 0) f.addFnAttr("prefer-vector-width", std::to_string(target.vector_width));
+    if (target.vector_width != 0)
+      f.addFnAttr("prefer-vector-width", std::to_string(target.vector_width));
   }
   for (llvm::GlobalVariable& g : module->globals())
     if (!g.isDeclaration() && !g.hasLocalLinkage() && !exported.count(g.getName().str()))

@@ -7,6 +7,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,11 @@ struct LlvmModule {
 bool build_llvm_module(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
                        llvm::TargetMachine& tm, const ResolvedTarget& target, const std::string* manifest_json,
                        LlvmModule* out, std::string* error);
+
+// How many times this process has called build_llvm_module: every compilation of a model
+// (jit_compile, build_shared_library, emit_llvm_ir) builds one module, and running a model at
+// a new shape builds none.
+uint64_t llvm_modules_built();
 
 // LLVM's default O0..O3 pipeline with the target machine's cost model (vector widths), loop and
 // SLP vectorization from O2 on.

@@ -27,6 +27,7 @@ struct CompiledProgram {
   ir::Module typed;                     // for the reference interpreter
   std::unique_ptr<runtime::Model> model; // the JIT-compiled code
   ir::HostProgram host;
+  ir::Module lowered;  // after the whole pipeline, for building a .so
   size_t kernels = 0; // generated prims (fusion makes fewer)
   std::string errors; // diagnostics of any stage; empty on success
 };
@@ -59,6 +60,7 @@ inline CompiledProgram compile_program(const std::string& text, const std::strin
     return out;
   }
   out.host = c.hosts.at(0);
+  out.lowered = c.module;
   for (const ir::Module::Decl& d : c.module.decls)
     out.kernels += d.prim ? 1 : 0;
   runtime::Manifest manifest;
