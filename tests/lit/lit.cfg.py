@@ -13,3 +13,8 @@ config.test_exec_root = os.path.join(config.dsc_binary_dir, "tests", "lit")
 config.substitutions.append(("%dscc", os.path.join(config.dsc_binary_dir, "tools", "dscc", "dscc")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%dsc_src", config.dsc_source_dir))
+
+# AddressSanitizer reserves terabytes of shadow memory at start-up, so a test that limits the
+# address space (`ulimit -v`) cannot run under it: such tests say `UNSUPPORTED: asan`.
+if getattr(config, "dsc_sanitize", False):
+    config.available_features.add("asan")

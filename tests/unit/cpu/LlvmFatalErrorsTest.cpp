@@ -14,6 +14,13 @@
 
 #include "backends/cpu/TargetSelection.h"
 
+// Jumping out of LLVM's fatal-error path leaves what the skipped frames own (LLVM's message
+// string, the compile's objects) allocated, on purpose (backends/cpu/LlvmFatalErrors.h); in
+// sanitizer builds LeakSanitizer is told so, for what the guarded code and LLVM allocated.
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:run_guarded\nleak:libLLVM\n";
+}
+
 namespace dsc::cpu {
 namespace {
 
