@@ -7,7 +7,8 @@ build=${DSC_BUILD_DIR:-$root/build}
 # numpy for the end-to-end tests (tests/e2e); a no-op when it is installed.
 "$root/tools/scripts/install_python_deps.sh" --tests
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 900
-# The parser fuzz run under ASan+UBSan (its own clang build); DSC_FUZZ_SECONDS=0 skips it.
+# The fuzz run of every target under ASan+UBSan (its own clang build), DSC_FUZZ_SECONDS in
+# all; DSC_FUZZ_SECONDS=0 skips it.
 if [ "${DSC_FUZZ_SECONDS:-60}" != 0 ]; then
   "$root/tools/scripts/fuzz.sh"
 fi
