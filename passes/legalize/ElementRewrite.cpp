@@ -103,7 +103,11 @@ void rewrite_desc(ComputeDesc& d, const ElementRewrite& rw) {
     rw.apply_to(s);
 }
 
-void for_each_load(const ComputeDesc& d, const std::function<void(const ir::Load&)>& fn) {
+namespace {
+
+// Every load in the scalar parts of the maps, the reduction and the stages given.
+void visit_loads(const std::vector<MapOutput>& maps, const Reduction* reduction,
+                 const std::vector<Stage>& stages, const std::function<void(const ir::Load&)>& fn) {
   struct Loads : ir::IRVisitor {
     const std::function<void(const ir::Load&)>& fn;
     explicit Loads(const std::function<void(const ir::Load&)>& f) : fn(f) {}
@@ -117,20 +121,31 @@ void for_each_load(const ComputeDesc& d, const std::function<void(const ir::Load
       loads.visit(l.value);
     loads.visit(e.value);
   };
-  auto reduction = [&](const Reduction& r) {
+  auto visit_reduction = [&](const Reduction& r) {
     element(r.body);
     if (r.condition.defined()) loads.visit(r.condition);
     if (r.finish.defined()) loads.visit(r.finish);
   };
-  for (const MapOutput& m : d.maps)
+  for (const MapOutput& m : maps)
     element(m.element);
-  if (d.kind == ComputeDesc::Kind::Reduce) reduction(d.reduction);
-  for (const Stage& s : d.stitch.stages) {
+  if (reduction) visit_reduction(*reduction);
+  for (const Stage& s : stages) {
     if (s.kind == Stage::Kind::Reduce)
-      reduction(s.reduction);
+      visit_reduction(s.reduction);
     else
       element(s.element);
   }
+}
+
+} // namespace
+
+void for_each_load(const ComputeDesc& d, const std::function<void(const ir::Load&)>& fn) {
+  visit_loads(d.maps, d.kind == ComputeDesc::Kind::Reduce ? &d.reduction : nullptr, d.stitch.stages,
+              fn);
+}
+
+void for_each_load(const Stage& s, const std::function<void(const ir::Load&)>& fn) {
+  visit_loads({}, nullptr, {s}, fn);
 }
 
 } // namespace dsc::passes::lowering

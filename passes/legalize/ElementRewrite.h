@@ -31,8 +31,10 @@ struct ElementRewrite {
   std::string local(const std::string& name) const;
 };
 
-// Every load in the description's scalar parts (its maps, reduction or stages).
+// Every load in the description's scalar parts (its maps, reduction or stages), or in one
+// stage's.
 void for_each_load(const ComputeDesc& d, const std::function<void(const ir::Load&)>& fn);
+void for_each_load(const Stage& s, const std::function<void(const ir::Load&)>& fn);
 // Applies `rw` to every scalar part of the description.
 void rewrite_desc(ComputeDesc& d, const ElementRewrite& rw);
 

@@ -822,10 +822,7 @@ private:
 
   static bool stage_reads(const Stage& s, const std::string& buffer) {
     bool found = false;
-    ComputeDesc probe(NameSet({}));
-    probe.kind = ComputeDesc::Kind::Stitch;
-    probe.stitch.stages = {s};
-    for_each_load(probe, [&](const ir::Load& l) { found = found || l.buffer == buffer; });
+    for_each_load(s, [&](const ir::Load& l) { found = found || l.buffer == buffer; });
     return found;
   }
 
