@@ -509,7 +509,9 @@ private:
     for (Element* e : elements(d)) {
       std::map<std::string, ir::PrimExpr> copies;
       std::map<std::string, int> reads;
-      for_each_load_in(*e, buffer, [&](const Indices& idx) { ++reads[key_of(idx)]; });
+      for_each_load_in(*e, buffer, [&](const std::optional<Indices>& idx) {
+        if (idx) ++reads[key_of(*idx)];
+      });
       std::vector<LocalLet> lets;
       ElementRewrite rw;
       rw.on_load = [&](const ir::Load& l) -> ir::PrimExpr {
@@ -540,17 +542,16 @@ private:
     return true;
   }
 
+  // Each load of `buffer` in `e`, with its indices (nullopt for a data-dependent one).
   static void for_each_load_in(const Element& e, const std::string& buffer,
-                               const std::function<void(const Indices&)>& fn) {
+                               const std::function<void(const std::optional<Indices>&)>& fn) {
     struct Loads : ir::IRVisitor {
       const std::string& buffer;
-      const std::function<void(const Indices&)>& fn;
-      Loads(const std::string& b, const std::function<void(const Indices&)>& f)
+      const std::function<void(const std::optional<Indices>&)>& fn;
+      Loads(const std::string& b, const std::function<void(const std::optional<Indices>&)>& f)
           : buffer(b), fn(f) {}
       void visit_node(const ir::Load* l) override {
-        if (l->buffer == buffer) {
-          if (std::optional<Indices> idx = symbolic_indices(*l)) fn(*idx);
-        }
+        if (l->buffer == buffer) fn(symbolic_indices(*l));
         ir::IRVisitor::visit_node(l);
       }
     } loads(buffer, fn);
@@ -826,24 +827,14 @@ private:
     return found;
   }
 
+  // Every load of `buffer` in `e` is at `at` (a data-dependent index is no proof).
   static bool reads_only_at(const Element& e, const std::string& buffer, const Indices& at) {
     bool only = true;
-    for_each_load_in(e, buffer, [&](const Indices& idx) {
-      for (size_t a = 0; a < idx.size(); ++a)
-        only = only && idx[a].same_as(at[a]);
+    for_each_load_in(e, buffer, [&](const std::optional<Indices>& idx) {
+      only = only && idx;
+      for (size_t a = 0; only && a < idx->size(); ++a)
+        only = (*idx)[a].same_as(at[a]);
     });
-    struct Data : ir::IRVisitor { // a load at a data-dependent index is no proof
-      const std::string& buffer;
-      bool& only;
-      Data(const std::string& b, bool& o) : buffer(b), only(o) {}
-      void visit_node(const ir::Load* l) override {
-        if (l->buffer == buffer && !symbolic_indices(*l)) only = false;
-        ir::IRVisitor::visit_node(l);
-      }
-    } data(buffer, only);
-    for (const LocalLet& l : e.lets)
-      data.visit(l.value);
-    data.visit(e.value);
     return only;
   }
 
