@@ -2,6 +2,8 @@
 // What every pass gets besides what it transforms: where to report, the shared prover (whose
 // cache then serves the whole pipeline), and the target being compiled for.
 
+#include <string>
+
 #include "ir/Target.h"
 #include "passes/FusionLog.h"
 #include "support/Diagnostics.h"
@@ -15,6 +17,9 @@ struct PassContext {
   ir::Target target = ir::cpu_target();
   // legalize fuses ops into kernels (passes/legalize/Fuse.h) unless this is off.
   bool fuse = true;
+  // The library routine of ir/LibraryRoutines.def that f32 matmuls call: dsc's own GEMM, or
+  // OpenBLAS's with `--gemm=blas`.
+  std::string gemm_routine = "dsc.sgemm";
   // Where legalize records its fusion decisions, when someone asks (`--explain-fusion`).
   FusionLog* fusion_log = nullptr;
 };

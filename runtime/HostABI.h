@@ -89,6 +89,12 @@ void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int64_t batch,
                        int64_t n, int64_t k, int64_t a_batch_stride, int64_t b_batch_stride,
                        int64_t trans_b);
 
+// The same product with dsc's own packed GEMM (runtime/gemm/Gemm.h): library routine
+// "dsc.sgemm", the same arguments.
+void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch, int64_t m,
+                     int64_t n, int64_t k, int64_t a_batch_stride, int64_t b_batch_stride,
+                     int64_t trans_b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -57,6 +57,7 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& jit) {
       runtime_symbol("dsc_rt_arena", &dsc_rt_arena),
       runtime_symbol("dsc_rt_output", &dsc_rt_output),
       runtime_symbol("dsc_rt_matmul_f32", &dsc_rt_matmul_f32),
+      runtime_symbol("dsc_rt_gemm_f32", &dsc_rt_gemm_f32),
   };
   llvm::orc::SymbolMap map;
   for (const auto& [name, address] : symbols)

@@ -17,6 +17,7 @@ const char* const kInstrumentationUsage =
   --verify-each                run the IR verifier after every pass (on in debug builds)
   --time-passes                print each pass's wall time to stderr
   --no-fusion                  one kernel per op (to compare with the fused kernels)
+  --gemm=dsc|blas              f32 matmuls call dsc's own GEMM (the default) or OpenBLAS
 )";
 
 namespace {
@@ -86,6 +87,12 @@ OptionResult parse_compile_option(const std::string& arg, CompileOptions* option
     options->quiet = true;
   } else if (arg == "--no-fusion") {
     options->fuse = false;
+  } else if (arg.rfind("--gemm=", 0) == 0) {
+    std::string value = arg.substr(7);
+    if (value != "dsc" && value != "blas")
+      *error = "--gemm takes dsc or blas, not '" + value + "'";
+    else
+      options->gemm = value;
   } else if (arg.size() > 1 && arg[0] == '-') {
     return OptionResult::NotMine;
   } else if (options->file.empty()) {
@@ -143,6 +150,7 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
   instrument.report_to = &err;
   passes::PassContext ctx{diags, prover, options.target};
   ctx.fuse = options.fuse;
+  ctx.gemm_routine = options.gemm + ".sgemm";
 
   std::optional<uint32_t> file = load_source(options.file, sources, diags);
   std::optional<ir::Module> parsed;

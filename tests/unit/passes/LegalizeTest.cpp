@@ -56,7 +56,7 @@ TEST_F(LegalizeTest, BertLayer) {
   for (const ir::Module::Decl& d : out_.decls)
     if (d.ext) {
       ++externs;
-      EXPECT_EQ(d.ext->symbol, "blas.sgemm");
+      EXPECT_EQ(d.ext->symbol, "dsc.sgemm");
     }
   EXPECT_EQ(externs, 6u);
   EXPECT_EQ(count_prims(), 41u);
@@ -68,7 +68,7 @@ TEST_F(LegalizeTest, BertLayer) {
   EXPECT_EQ(reshapes, 5u);
   EXPECT_EQ(ir::print_extern(*out_.ext("layer_sgemm_1")),
             "extern fn layer_sgemm_1(a: f32[B, 12, S, 64], b: f32[B, 12, 64, S]) -> "
-            "f32[B, 12, S, S] = \"blas.sgemm\"\n");
+            "f32[B, 12, S, S] = \"dsc.sgemm\"\n");
   // The softmax's row max: a local accumulator over the contiguous last axis (the prim's max
   // keeps NaN).
   EXPECT_PRIM("layer_max_0", R"(prim layer_max_0(x: f32[B, 12, S, S]) -> (out: f32[B, 12, S, 1]) {
@@ -424,11 +424,11 @@ fn f(x: f32[B, S, K], w: f32[K, N], q: f32[B, H, S, D], k: f32[B, H, D, S], a: f
     if (d.ext) externs += ir::print_extern(*d.ext);
   EXPECT_EQ(
       externs,
-      "extern fn f_sgemm_0(a: f32[B, S, K], b: f32[K, N]) -> f32[B, S, N] = \"blas.sgemm\"\n"
+      "extern fn f_sgemm_0(a: f32[B, S, K], b: f32[K, N]) -> f32[B, S, N] = \"dsc.sgemm\"\n"
       "extern fn f_sgemm_1(a: f32[B, H, S, D], b: f32[B, H, D, S]) -> f32[B, H, S, S] = "
-      "\"blas.sgemm\"\n"
-      "extern fn f_sgemm_2(a: f32[M, K], b: f32[B, K, N]) -> f32[B, M, N] = \"blas.sgemm\"\n"
-      "extern fn f_sgemm_3(a: f32[S, K], b: f32[B, K, N]) -> f32[B, S, N] = \"blas.sgemm\"\n");
+      "\"dsc.sgemm\"\n"
+      "extern fn f_sgemm_2(a: f32[M, K], b: f32[B, K, N]) -> f32[B, M, N] = \"dsc.sgemm\"\n"
+      "extern fn f_sgemm_3(a: f32[S, K], b: f32[B, K, N]) -> f32[B, S, N] = \"dsc.sgemm\"\n");
   // A batch of ones is reshaped away (an alias) first; the same signature reuses its extern.
   EXPECT_EQ(callees("f"), "f_sgemm_0\nf_sgemm_1\nf_sgemm_2\nreshape\nf_sgemm_0\nreshape\n"
                           "f_sgemm_3\n");

@@ -100,7 +100,7 @@ TEST_F(PipelineRunTest, RunsPrintsAndTimesEveryPass) {
   EXPECT_FALSE(c_.module.function("helper").defined());
   std::string text = printed.str();
   EXPECT_NE(text.find("// ----- after legalize\n"), std::string::npos);
-  EXPECT_NE(text.find("= \"blas.sgemm\""), std::string::npos);
+  EXPECT_NE(text.find("= \"dsc.sgemm\""), std::string::npos);
   EXPECT_NE(text.find("// ----- after plan_memory\nhost f("), std::string::npos);
   EXPECT_EQ(text.find("// ----- after schedule"), std::string::npos);
   for (const PassInfo& p : all_passes())

@@ -4,14 +4,22 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "runtime/HostABI.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/dsc_runtime.h"
 
+// The two entry points of batched f32 matmul that compiled code calls: OpenBLAS's route
+// ("blas.sgemm") and dsc's own GEMM ("dsc.sgemm"). Every case runs on both.
 namespace dsc::runtime {
 namespace {
+
+using MatmulEntry = void (*)(const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t,
+                             int64_t, int64_t, int64_t);
+
+class MatmulF32 : public ::testing::TestWithParam<MatmulEntry> {};
 
 struct Case {
   int64_t batch, m, n, k;
@@ -29,14 +37,14 @@ std::vector<float> random_floats(size_t n, std::mt19937& rng) {
 
 // Runs one case against plain double-precision loops; C has guard elements after it that
 // must stay untouched.
-void check(const Case& c, std::mt19937& rng) {
+void check(MatmulEntry matmul, const Case& c, std::mt19937& rng) {
   int64_t as = c.a_stride < 0 ? c.m * c.k : c.a_stride;
   int64_t bs = c.b_stride < 0 ? c.k * c.n : c.b_stride;
   auto a = random_floats(static_cast<size_t>((c.batch - 1) * as + c.m * c.k + 1), rng);
   auto b = random_floats(static_cast<size_t>((c.batch - 1) * bs + c.k * c.n + 1), rng);
   const size_t c_size = static_cast<size_t>(c.batch * c.m * c.n);
   std::vector<float> out(c_size + 16, std::nanf(""));
-  dsc_rt_matmul_f32(a.data(), b.data(), out.data(), c.batch, c.m, c.n, c.k, as, bs, c.trans_b);
+  matmul(a.data(), b.data(), out.data(), c.batch, c.m, c.n, c.k, as, bs, c.trans_b);
   for (int64_t p = 0; p < c.batch; ++p) {
     for (int64_t i = 0; i < c.m; ++i) {
       for (int64_t j = 0; j < c.n; ++j) {
@@ -58,59 +66,59 @@ void check(const Case& c, std::mt19937& rng) {
     ASSERT_TRUE(std::isnan(out[g])) << "wrote past C";
 }
 
-TEST(MatmulF32, AwkwardSizes) {
+TEST_P(MatmulF32, AwkwardSizes) {
   std::mt19937 rng(1);
   const int64_t sizes[] = {1, 2, 3, 7, 17, 33, 64, 101};
   for (int64_t m : sizes)
     for (int64_t n : sizes)
       for (int64_t k : {1, 5, 17, 33, 130})
         for (bool t : {false, true})
-          check({1, m, n, k, -1, -1, t}, rng);
+          check(GetParam(), {1, m, n, k, -1, -1, t}, rng);
 }
 
-TEST(MatmulF32, BatchesAndStrides) {
+TEST_P(MatmulF32, BatchesAndStrides) {
   std::mt19937 rng(2);
   for (int64_t batch : {1, 2, 3, 5})
     for (bool t : {false, true})
       for (auto [m, n, k] :
            {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {3, 5, 7}, {17, 13, 33}, {4, 33, 2}}) {
-        check({batch, m, n, k, -1, -1, t}, rng);               // dense
-        check({batch, m, n, k, -1, 0, t}, rng);                // one B for every A (folded)
-        check({batch, m, n, k, 0, -1, t}, rng);                // one A for every B
-        check({batch, m, n, k, 0, 0, t}, rng);                 // both broadcast
-        check({batch, m, n, k, m * k + 3, k * n + 5, t}, rng); // gaps between matrices
+        check(GetParam(), {batch, m, n, k, -1, -1, t}, rng);               // dense
+        check(GetParam(), {batch, m, n, k, -1, 0, t}, rng);                // one B for every A (folded)
+        check(GetParam(), {batch, m, n, k, 0, -1, t}, rng);                // one A for every B
+        check(GetParam(), {batch, m, n, k, 0, 0, t}, rng);                 // both broadcast
+        check(GetParam(), {batch, m, n, k, m * k + 3, k * n + 5, t}, rng); // gaps between matrices
       }
 }
 
-TEST(MatmulF32, EmptyInnerDimZeroesC) {
+TEST_P(MatmulF32, EmptyInnerDimZeroesC) {
   std::mt19937 rng(3);
-  check({1, 3, 4, 0, -1, -1, false}, rng);
-  check({2, 3, 4, 0, -1, 0, true}, rng);
+  check(GetParam(), {1, 3, 4, 0, -1, -1, false}, rng);
+  check(GetParam(), {2, 3, 4, 0, -1, 0, true}, rng);
 }
 
-TEST(MatmulF32, EmptyOutputWritesNothing) {
+TEST_P(MatmulF32, EmptyOutputWritesNothing) {
   std::vector<float> out(8, std::nanf(""));
   float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4};
-  dsc_rt_matmul_f32(a, b, out.data(), 1, 0, 2, 2, 0, 0, 0);
-  dsc_rt_matmul_f32(a, b, out.data(), 1, 2, 0, 2, 0, 0, 0);
-  dsc_rt_matmul_f32(a, b, out.data(), 0, 2, 2, 2, 0, 0, 0);
-  dsc_rt_matmul_f32(a, b, out.data(), -1, 2, 2, 2, 0, 0, 0); // invalid: ignored
+  GetParam()(a, b, out.data(), 1, 0, 2, 2, 0, 0, 0);
+  GetParam()(a, b, out.data(), 1, 2, 0, 2, 0, 0, 0);
+  GetParam()(a, b, out.data(), 0, 2, 2, 2, 0, 0, 0);
+  GetParam()(a, b, out.data(), -1, 2, 2, 2, 0, 0, 0); // invalid: ignored
   for (float v : out)
     EXPECT_TRUE(std::isnan(v));
 }
 
-TEST(MatmulF32, ManySmallProductsSpreadOverThePool) {
+TEST_P(MatmulF32, ManySmallProductsSpreadOverThePool) {
   std::mt19937 rng(4);
   dsc_set_num_threads(4);
-  check({300, 4, 5, 6, -1, -1, false}, rng);
-  check({257, 8, 8, 8, -1, -1, true}, rng);
-  check({100, 1, 1, 1, 0, -1, false}, rng);
+  check(GetParam(), {300, 4, 5, 6, -1, -1, false}, rng);
+  check(GetParam(), {257, 8, 8, 8, -1, -1, true}, rng);
+  check(GetParam(), {100, 1, 1, 1, 0, -1, false}, rng);
   dsc_set_num_threads(1);
-  check({300, 4, 5, 6, -1, -1, false}, rng);
+  check(GetParam(), {300, 4, 5, 6, -1, -1, false}, rng);
   dsc_set_num_threads(0);
 }
 
-TEST(MatmulF32, InsideAParallelLoop) {
+TEST_P(MatmulF32, InsideAParallelLoop) {
   // From a parallel body the batch runs on the calling thread.
   ThreadPool pool(3);
   std::vector<std::mt19937> rngs;
@@ -118,11 +126,11 @@ TEST(MatmulF32, InsideAParallelLoop) {
     rngs.emplace_back(10 + i);
   pool.parallel_for(6, 1, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
-      check({50, 3, 4, 5, -1, -1, i % 2 == 1}, rngs[static_cast<size_t>(i)]);
+      check(GetParam(), {50, 3, 4, 5, -1, -1, i % 2 == 1}, rngs[static_cast<size_t>(i)]);
   });
 }
 
-TEST(MatmulF32, LoopFallbackMatchesBlas) {
+TEST(MatmulBlas, LoopFallbackMatchesBlas) {
   std::mt19937 rng(5);
   for (bool t : {false, true}) {
     for (auto [m, n, k] :
@@ -137,6 +145,13 @@ TEST(MatmulF32, LoopFallbackMatchesBlas) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Routines, MatmulF32,
+                         ::testing::Values(&dsc_rt_matmul_f32, &dsc_rt_gemm_f32),
+                         [](const ::testing::TestParamInfo<MatmulEntry>& p) {
+                           return std::string(p.param == &dsc_rt_gemm_f32 ? "DscGemm"
+                                                                              : "OpenBlas");
+                         });
 
 } // namespace
 } // namespace dsc::runtime

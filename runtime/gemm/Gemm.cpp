@@ -1,0 +1,318 @@
+#include "runtime/gemm/Gemm.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "runtime/HostABI.h"
+#include "runtime/ThreadPool.h"
+
+namespace dsc::runtime::gemm {
+
+namespace {
+
+// Every table built for this architecture, the widest first.
+#if defined(__x86_64__)
+const GemmKernels* const kAllKernels[] = {&kAvx512Kernels, &kAvx2Kernels, &kGenericKernels};
+#else
+const GemmKernels* const kAllKernels[] = {&kGenericKernels};
+#endif
+
+bool cpu_runs(const GemmKernels& k) {
+#if defined(__x86_64__)
+  if (&k == &kAvx512Kernels) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  if (&k == &kAvx2Kernels) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+  return &k == &kGenericKernels;
+}
+
+const GemmKernels& choose_kernels() {
+  const GemmKernels* best = &kGenericKernels;
+  for (const GemmKernels* k : kAllKernels)
+    if (cpu_runs(*k)) {
+      best = k;
+      break;
+    }
+  if (const char* env = std::getenv("DSC_GEMM_ISA"); env && *env) {
+    if (const GemmKernels* asked = kernels_named(env)) return *asked;
+    std::fprintf(stderr,
+                 "dsc: warning: DSC_GEMM_ISA=%s is not an instruction set this CPU runs "
+                 "(avx512, avx2 or generic); using %s\n",
+                 env, best->isa);
+  }
+  return *best;
+}
+
+// A 64-byte aligned float buffer that only grows; one per thread and use.
+class Scratch {
+public:
+  float* get(int64_t floats) {
+    if (floats > capacity_) {
+      int64_t want = std::max(floats, capacity_ * 2);
+      size_t bytes = (static_cast<size_t>(want) * sizeof(float) + 63) / 64 * 64;
+      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+      if (!data_) throw std::bad_alloc();
+      capacity_ = want;
+    }
+    return data_.get();
+  }
+
+private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;
+  int64_t capacity_ = 0;
+};
+
+thread_local Scratch packed_a_scratch;
+thread_local Scratch packed_b_scratch;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Runs f(begin, end) over [0, n): on the pool when `threads` > 1, else inline.
+template <typename F> void for_range(int threads, int64_t n, int64_t grain, F&& f) {
+  if (threads > 1 && n > grain)
+    global_thread_pool().parallel_for(n, grain, f);
+  else
+    f(0, n);
+}
+
+// Panels [begin, end) of B's rows [p0, p0 + kc) and columns [j0, j0 + nc) into `out`, NR
+// columns per panel (zeros past column nc).
+void pack_b(const Product& p, int64_t nr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+            float* out, int64_t begin, int64_t end) {
+  for (int64_t panel = begin; panel < end; ++panel) {
+    float* dst = out + panel * kc * nr;
+    int64_t col = j0 + panel * nr;
+    int64_t cols = std::min(nr, j0 + nc - col);
+    if (!p.trans_b) {
+      for (int64_t q = 0; q < kc; ++q) {
+        const float* src = p.b + (p0 + q) * p.ldb + col;
+        float* d = dst + q * nr;
+        std::memcpy(d, src, cols * sizeof(float));
+        std::fill(d + cols, d + nr, 0.0f);
+      }
+    } else {
+      for (int64_t j = 0; j < nr; ++j) {
+        if (j >= cols) {
+          for (int64_t q = 0; q < kc; ++q)
+            dst[q * nr + j] = 0.0f;
+          continue;
+        }
+        const float* src = p.b + (col + j) * p.ldb + p0;
+        for (int64_t q = 0; q < kc; ++q)
+          dst[q * nr + j] = src[q];
+      }
+    }
+  }
+}
+
+// Panels [begin, end) of A's rows (MR per panel, zeros past row m) and columns [p0, p0 + kc).
+void pack_a(const Product& p, int64_t mr, int64_t p0, int64_t kc, float* out, int64_t begin,
+            int64_t end) {
+  for (int64_t panel = begin; panel < end; ++panel) {
+    float* dst = out + panel * kc * mr;
+    for (int64_t r = 0; r < mr; ++r) {
+      int64_t row = panel * mr + r;
+      if (row >= p.m) {
+        for (int64_t q = 0; q < kc; ++q)
+          dst[q * mr + r] = 0.0f;
+        continue;
+      }
+      const float* src = p.a + row * p.lda + p0;
+      for (int64_t q = 0; q < kc; ++q)
+        dst[q * mr + r] = src[q];
+    }
+  }
+}
+
+// Floats in the largest micro tile (AVX-512's 14 x 32).
+constexpr int64_t kMaxTile = 512;
+
+void packed(const GemmKernels& K, const Product& p, int threads) {
+  const int64_t mr = K.mr, nr = K.nr;
+  if (mr * nr > kMaxTile) std::abort(); // a kernel table with a larger tile than planned for
+  const int64_t mc = std::max<int64_t>(mr, kMc / mr * mr);
+  const int64_t nc_max = std::max<int64_t>(nr, kNc / nr * nr);
+  const int64_t a_panels = ceil_div(p.m, mr);
+  float* pa = packed_a_scratch.get(a_panels * mr * kKc);
+  float* pb = packed_b_scratch.get(ceil_div(std::min(p.n, nc_max), nr) * nr * kKc);
+
+  for (int64_t j0 = 0; j0 < p.n; j0 += nc_max) {
+    const int64_t nc = std::min(nc_max, p.n - j0);
+    const int64_t b_panels = ceil_div(nc, nr);
+    for (int64_t p0 = 0; p0 < p.k; p0 += kKc) {
+      const int64_t kc = std::min(kKc, p.k - p0);
+      const bool accumulate = p0 > 0;
+      for_range(threads, b_panels, 4, [&](int64_t b, int64_t e) { pack_b(p, nr, p0, kc, j0, nc, pb, b, e); });
+      for_range(threads, a_panels, 4, [&](int64_t b, int64_t e) { pack_a(p, mr, p0, kc, pa, b, e); });
+
+      // Tasks: row blocks of mc times column groups of whole panels, about four per thread.
+      const int64_t row_blocks = ceil_div(p.m, mc);
+      const int64_t want_groups = std::max<int64_t>(1, ceil_div(4 * threads, row_blocks));
+      const int64_t group = std::max<int64_t>(1, ceil_div(b_panels, want_groups));
+      const int64_t col_groups = ceil_div(b_panels, group);
+      auto run = [&](int64_t begin, int64_t end) {
+        alignas(64) float tile[kMaxTile]; // an edge tile, MR x NR
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t rb = t / col_groups, cg = t % col_groups;
+          const int64_t first_a = rb * (mc / mr), last_a = std::min(a_panels, first_a + mc / mr);
+          const int64_t first_b = cg * group, last_b = std::min(b_panels, first_b + group);
+          for (int64_t jb = first_b; jb < last_b; ++jb) {
+            const int64_t col = j0 + jb * nr;
+            const int64_t cols = std::min(nr, p.n - col);
+            const float* bpanel = pb + jb * kc * nr;
+            for (int64_t ia = first_a; ia < last_a; ++ia) {
+              const int64_t row = ia * mr;
+              const int64_t rows = std::min(mr, p.m - row);
+              const float* apanel = pa + ia * kc * mr;
+              float* c = p.c + row * p.ldc + col;
+              if (cols == nr) {
+                K.micro_tile[rows](kc, apanel, bpanel, c, p.ldc, accumulate);
+                continue;
+              }
+              K.micro_tile[rows](kc, apanel, bpanel, tile, nr, false);
+              for (int64_t r = 0; r < rows; ++r)
+                for (int64_t j = 0; j < cols; ++j)
+                  c[r * p.ldc + j] = (accumulate ? c[r * p.ldc + j] : 0.0f) + tile[r * nr + j];
+            }
+          }
+        }
+      };
+      for_range(threads, row_blocks * col_groups, 1, run);
+    }
+  }
+}
+
+// m <= kSmallM: A and B read in place.
+void small_m(const GemmKernels& K, const Product& p, int threads) {
+  const int64_t mr = K.mr;
+  if (!p.trans_b) {
+    const int64_t nr = K.nr;
+    const int64_t full = p.n / nr;
+    // Depth blocks of kKc, so that the block of B (kKc x NR) stays in L1 across the rows.
+    for_range(threads, full, 4, [&](int64_t begin, int64_t end) {
+      for (int64_t jb = begin; jb < end; ++jb)
+        for (int64_t p0 = 0; p0 < p.k; p0 += kKc)
+          for (int64_t row = 0; row < p.m; row += mr)
+            K.small_m_tile[std::min(mr, p.m - row)](std::min(kKc, p.k - p0),
+                           p.a + row * p.lda + p0, p.lda, p.b + p0 * p.ldb + jb * nr, p.ldb,
+                           p.c + row * p.ldc + jb * nr, p.ldc, p0 > 0);
+    });
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = full * nr; j < p.n; ++j) {
+        float sum = 0.0f;
+        for (int64_t q = 0; q < p.k; ++q)
+          sum += p.a[i * p.lda + q] * p.b[q * p.ldb + j];
+        p.c[i * p.ldc + j] = sum;
+      }
+    return;
+  }
+  const int64_t full = p.n / 4;
+  for_range(threads, full, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t jb = begin; jb < end; ++jb)
+      for (int64_t row = 0; row < p.m; row += mr)
+        K.small_m_dot4(std::min(mr, p.m - row), p.k, p.a + row * p.lda, p.lda,
+                       p.b + jb * 4 * p.ldb, p.ldb, p.c + row * p.ldc + jb * 4, p.ldc);
+  });
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = full * 4; j < p.n; ++j) {
+      float sum = 0.0f;
+      for (int64_t q = 0; q < p.k; ++q)
+        sum += p.a[i * p.lda + q] * p.b[j * p.ldb + q];
+      p.c[i * p.ldc + j] = sum;
+    }
+}
+
+// m * n * k, saturated.
+int64_t multiply_adds(int64_t m, int64_t n, int64_t k) {
+  int64_t mn = 0, mnk = 0;
+  if (__builtin_mul_overflow(m, n, &mn) || __builtin_mul_overflow(mn, k, &mnk))
+    return std::numeric_limits<int64_t>::max();
+  return mnk;
+}
+
+// Below this many multiply-adds a product runs on one thread (a pool loop costs microseconds).
+constexpr int64_t kParallelWork = 1 << 17;
+
+} // namespace
+
+const GemmKernels* kernels_named(std::string_view isa) {
+  for (const GemmKernels* k : kAllKernels)
+    if (isa == k->isa) return cpu_runs(*k) ? k : nullptr;
+  return nullptr;
+}
+
+const GemmKernels& kernels() {
+  static const GemmKernels& chosen = choose_kernels();
+  return chosen;
+}
+
+void multiply(const GemmKernels& K, const Product& p, bool parallel) {
+  if (p.m <= 0 || p.n <= 0) return;
+  if (p.k <= 0) {
+    for (int64_t i = 0; i < p.m; ++i)
+      std::fill(p.c + i * p.ldc, p.c + i * p.ldc + p.n, 0.0f);
+    return;
+  }
+  int threads = 1;
+  if (parallel && !ThreadPool::inside_parallel_region() &&
+      multiply_adds(p.m, p.n, p.k) >= kParallelWork)
+    threads = global_thread_pool().num_threads();
+  if (p.m <= kSmallM)
+    small_m(K, p, threads);
+  else
+    packed(K, p, threads);
+}
+
+} // namespace dsc::runtime::gemm
+
+extern "C" void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch,
+                                int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
+                                int64_t b_batch_stride, int64_t trans_b) {
+  using namespace dsc::runtime;
+  using namespace dsc::runtime::gemm;
+  if (batch <= 0 || m <= 0 || n <= 0 || k < 0 || a_batch_stride < 0 || b_batch_stride < 0) return;
+  const GemmKernels& K = kernels();
+  Product p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.lda = k;
+  p.trans_b = trans_b != 0;
+  p.ldb = p.trans_b ? k : n;
+  p.ldc = n;
+  // A dense batch of A times one B is one product with batch * m rows.
+  if (batch > 1 && b_batch_stride == 0 && a_batch_stride == m * k) {
+    p.a = a;
+    p.b = bm;
+    p.c = c;
+    p.m = batch * m;
+    multiply(K, p);
+    return;
+  }
+  auto run = [&](int64_t begin, int64_t end, bool parallel) {
+    for (int64_t i = begin; i < end; ++i) {
+      Product q = p;
+      q.a = a + i * a_batch_stride;
+      q.b = bm + i * b_batch_stride;
+      q.c = c + i * m * n;
+      multiply(K, q, parallel);
+    }
+  };
+  const int64_t work = multiply_adds(m, n, k);
+  if (batch > 1 && !ThreadPool::inside_parallel_region() &&
+      work < kParallelWork * global_thread_pool().num_threads()) {
+    // Products too small to split well: one per thread at a time, whole.
+    int64_t grain = std::max<int64_t>(1, kParallelWork / std::max<int64_t>(work, 1));
+    global_thread_pool().parallel_for(batch, grain,
+                                      [&](int64_t b, int64_t e) { run(b, e, false); });
+    return;
+  }
+  run(0, batch, true);
+}

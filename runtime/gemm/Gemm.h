@@ -1,0 +1,59 @@
+#pragma once
+// dsc's own f32 GEMM: library routine "dsc.sgemm" (ir/LibraryRoutines.def), whose entry point
+// dsc_rt_gemm_f32 (runtime/HostABI.h) takes the same arguments as the OpenBLAS route
+// dsc_rt_matmul_f32 (runtime/Matmul.h).
+//
+// The algorithm is the one of Goto and van de Geijn ("Anatomy of high-performance matrix
+// multiplication", 2008) as BLIS arranges it: C is computed in column blocks of kNc, depth
+// blocks of kKc and row blocks of kMc. For each depth block, the block of B is packed into
+// panels of NR columns (kKc x NR floats, which stay in L1 while a row block of A streams past)
+// and A into panels of MR rows (a kMc x kKc block stays in L2). The micro tile (MR x NR
+// accumulators in vector registers, runtime/gemm/MicroKernel.h) does the multiply-adds.
+//
+// The instruction set is chosen once, from the CPU's features: AVX-512, else AVX2 with FMA,
+// else the SSE2 baseline. DSC_GEMM_ISA=avx512|avx2|generic asks for one (for tests and
+// benchmarks); one the CPU lacks is refused with a warning on stderr and the default is used.
+//
+// Shapes, by bucket:
+//   - m <= kSmallM: no packing; rows of A against B read in place, B streamed once per MR rows
+//     (decode-style products, where packing B would cost as much as the product);
+//   - otherwise packed, with the column and row blocks of each depth block split over the
+//     runtime's thread pool (the packing too). Edge tiles (m or n not a multiple of the tile)
+//     go through a scratch tile.
+// Called from inside a parallel loop (a batch spread over the pool), one product runs on the
+// calling thread. Packing buffers belong to the calling thread and grow as needed.
+
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/gemm/GemmKernels.h"
+
+namespace dsc::runtime::gemm {
+
+constexpr int64_t kKc = 256;  // depth block
+constexpr int64_t kMc = 144;  // row block (rounded down to a multiple of MR)
+constexpr int64_t kNc = 4096; // column block (rounded down to a multiple of NR)
+constexpr int64_t kSmallM = 16;
+
+// One product: C (m x n, row stride ldc) = A (m x k, row stride lda) @ B, where B is k x n
+// (row stride ldb), or n x k when trans_b.
+struct Product {
+  const float* a = nullptr;
+  const float* b = nullptr;
+  float* c = nullptr;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  bool trans_b = false;
+};
+
+// The kernels in use (CPU features and DSC_GEMM_ISA, decided on first use).
+const GemmKernels& kernels();
+// The kernels for `isa` ("avx512", "avx2", "generic"), or null when this CPU cannot run them
+// or the name is unknown.
+const GemmKernels* kernels_named(std::string_view isa);
+
+// Runs one product with `kernels`, on the runtime's pool unless `parallel` is false or the
+// caller is already inside a parallel loop.
+void multiply(const GemmKernels& kernels, const Product& p, bool parallel = true);
+
+} // namespace dsc::runtime::gemm

@@ -1,0 +1,7 @@
+// The GEMM kernels for any x86-64 (SSE2, the baseline): a 4 x 8 tile in eight 4-float
+// accumulators, of the 16 xmm registers.
+#include "runtime/gemm/MicroKernel.h"
+
+namespace dsc::runtime::gemm {
+const GemmKernels kGenericKernels = kernels_for<4, 4, 2>("generic");
+} // namespace dsc::runtime::gemm

@@ -1,0 +1,161 @@
+// dsc's own GEMM (runtime/gemm/Gemm.h), every instruction set this CPU runs, against plain
+// double-precision loops: sizes 1 to 300 with primes and sizes that are not multiples of the
+// tile, depths across several depth blocks, row strides wider than the matrix, the small-m
+// bucket and the packed one, on one thread and on the pool. The batched entry point
+// (dsc_rt_gemm_f32) shares MatmulTest's cases with the OpenBLAS route.
+
+#include "runtime/gemm/Gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/dsc_runtime.h"
+
+namespace dsc::runtime::gemm {
+namespace {
+
+std::vector<const GemmKernels*> runnable_kernels() {
+  std::vector<const GemmKernels*> out;
+  for (const char* isa : {"avx512", "avx2", "generic"})
+    if (const GemmKernels* k = kernels_named(isa)) out.push_back(k);
+  return out;
+}
+
+struct Sizes {
+  int64_t m, n, k;
+  bool trans_b;
+  int64_t pad = 0; // extra elements at the end of every row of A, B and C
+};
+
+std::string describe(const GemmKernels& K, const Sizes& s) {
+  return std::string(K.isa) + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
+         " k=" + std::to_string(s.k) + (s.trans_b ? " (B transposed)" : "") +
+         (s.pad ? " pad=" + std::to_string(s.pad) : "");
+}
+
+// Runs one product and compares every element of C, and checks that the padding of C's rows
+// is untouched.
+void check(const GemmKernels& K, const Sizes& s, bool parallel, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  Product p;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.trans_b = s.trans_b;
+  p.lda = s.k + s.pad;
+  p.ldb = (s.trans_b ? s.k : s.n) + s.pad;
+  p.ldc = s.n + s.pad;
+  std::vector<float> a(static_cast<size_t>(s.m * p.lda)), b(static_cast<size_t>((s.trans_b ? s.n : s.k) * p.ldb));
+  for (float& x : a) x = d(rng);
+  for (float& x : b) x = d(rng);
+  std::vector<float> c(static_cast<size_t>(s.m * p.ldc), std::nanf(""));
+  p.a = a.data();
+  p.b = b.data();
+  p.c = c.data();
+  multiply(K, p, parallel);
+  for (int64_t i = 0; i < s.m; ++i) {
+    for (int64_t j = 0; j < s.n; ++j) {
+      double want = 0;
+      for (int64_t q = 0; q < s.k; ++q)
+        want += double(a[i * p.lda + q]) * (s.trans_b ? b[j * p.ldb + q] : b[q * p.ldb + j]);
+      ASSERT_NEAR(c[i * p.ldc + j], want, 2e-6 * static_cast<double>(s.k + 1))
+          << describe(K, s) << " at [" << i << ", " << j << "]";
+    }
+    for (int64_t j = s.n; j < p.ldc; ++j)
+      ASSERT_TRUE(std::isnan(c[i * p.ldc + j])) << describe(K, s) << ": wrote into row padding";
+  }
+}
+
+TEST(Gemm, ChoosesARunnableInstructionSet) {
+  const GemmKernels& chosen = kernels();
+  EXPECT_EQ(kernels_named(chosen.isa), &chosen);
+  EXPECT_NE(kernels_named("generic"), nullptr);
+  EXPECT_EQ(kernels_named("sse9"), nullptr);
+  for (const GemmKernels* K : runnable_kernels()) {
+    EXPECT_LE(K->mr, kMaxMr);
+    EXPECT_EQ(K->nr % K->width, 0) << K->isa;
+  }
+}
+
+TEST(Gemm, EdgeSizesAgainstLoops) {
+  // Every remainder of the tile in m and n, with depths that are 1, prime, and across blocks.
+  std::mt19937 rng(11);
+  const int64_t ms[] = {1, 2, 3, 5, 6, 7, 13, 14, 15, 16, 17, 29, 31};
+  const int64_t ns[] = {1, 3, 4, 5, 8, 15, 16, 17, 31, 32, 33, 47};
+  for (const GemmKernels* K : runnable_kernels())
+    for (int64_t m : ms)
+      for (int64_t n : ns)
+        for (bool t : {false, true})
+          check(*K, {m, n, (m * 7 + n * 3) % 37 + 1, t}, false, rng);
+}
+
+TEST(Gemm, RandomSizesUpTo300) {
+  // Sizes 1 to 300 (primes among them), both layouts, on the pool; depths past one block.
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int64_t> size(1, 300);
+  const int64_t primes[] = {2, 7, 61, 97, 131, 257, 263, 269, 293};
+  dsc_set_num_threads(3);
+  for (const GemmKernels* K : runnable_kernels()) {
+    for (int i = 0; i < 12; ++i)
+      check(*K, {size(rng), size(rng), size(rng), i % 2 == 1}, true, rng);
+    for (int i = 0; i < 6; ++i)
+      check(*K, {primes[rng() % 9], primes[rng() % 9], primes[rng() % 9], i % 2 == 0}, true, rng);
+    check(*K, {300, 300, 300, false}, true, rng);
+    check(*K, {1, 300, 300, true}, true, rng);
+  }
+  dsc_set_num_threads(0);
+}
+
+TEST(Gemm, SmallAndPackedBucketsAgree) {
+  // m on both sides of kSmallM, with k across depth blocks (the small-m path blocks k too).
+  std::mt19937 rng(13);
+  for (const GemmKernels* K : runnable_kernels())
+    for (int64_t m : {kSmallM - 1, kSmallM, kSmallM + 1})
+      for (bool t : {false, true}) {
+        check(*K, {m, 53, 2 * kKc + 3, t}, false, rng);
+        check(*K, {m, 19, kKc, t}, true, rng);
+      }
+}
+
+TEST(Gemm, RowStridesWiderThanTheMatrix) {
+  std::mt19937 rng(14);
+  for (const GemmKernels* K : runnable_kernels())
+    for (bool t : {false, true}) {
+      check(*K, {37, 41, 43, t, 5}, false, rng);
+      check(*K, {3, 41, 43, t, 1}, false, rng);
+    }
+}
+
+TEST(Gemm, ColumnBlocksAndThreads) {
+  // n past one column block, and a product large enough to be split over the pool.
+  std::mt19937 rng(15);
+  dsc_set_num_threads(4);
+  const GemmKernels& K = kernels();
+  check(K, {20, kNc + 37, 9, false}, true, rng);
+  check(K, {21, kNc + 5, 7, true}, true, rng);
+  check(K, {150, 200, kKc + 1, false}, true, rng);
+  dsc_set_num_threads(0);
+}
+
+TEST(Gemm, EmptyDepthZeroesC) {
+  std::vector<float> c(6, std::nanf(""));
+  Product p;
+  p.m = 2;
+  p.n = 3;
+  p.k = 0;
+  p.lda = p.ldb = 1;
+  p.ldc = 3;
+  float dummy = 0;
+  p.a = p.b = &dummy;
+  p.c = c.data();
+  multiply(kernels(), p);
+  for (float v : c)
+    EXPECT_EQ(v, 0.0f);
+}
+
+} // namespace
+} // namespace dsc::runtime::gemm
