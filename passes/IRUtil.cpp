@@ -1,5 +1,7 @@
 #include "passes/IRUtil.h"
 
+#include <set>
+
 #include "ir/Functor.h"
 
 #include "symbolic/Eval.h"
@@ -120,6 +122,25 @@ StmtNames stmt_names(const ir::Stmt& s) {
   } names;
   names.visit(s);
   return std::move(names.out);
+}
+
+std::vector<ir::Binding> live_bindings(const ir::Block& body) {
+  struct Reads : ir::IRVisitor {
+    std::set<const ir::Var*> vars;
+    void visit_node(const ir::Var* v) override { vars.insert(v); }
+  } reads;
+  reads.visit(body.result);
+  std::vector<bool> live(body.bindings.size(), false);
+  for (size_t i = body.bindings.size(); i-- > 0;) {
+    const ir::Binding& b = body.bindings[i];
+    for (const ir::VarRef& v : b.vars)
+      live[i] = live[i] || reads.vars.count(v.get());
+    if (live[i]) reads.visit(b.value);
+  }
+  std::vector<ir::Binding> out;
+  for (size_t i = 0; i < body.bindings.size(); ++i)
+    if (live[i]) out.push_back(body.bindings[i]);
+  return out;
 }
 
 } // namespace dsc::passes

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers on the IR that several passes share: which fns are generic, the symbols that types,
-// expressions and prim statements mention, and a fn rebuilt around a new body.
+// expressions and prim statements mention, the bindings a block's result needs, and a fn
+// rebuilt around a new body.
 
 #include <set>
 #include <string>
@@ -34,6 +35,12 @@ struct StmtNames {
   std::set<std::string> declared;
 };
 StmtNames stmt_names(const ir::Stmt& s);
+
+// The bindings of `body` that its result needs, directly or through other bindings, in their
+// order. Every graph value is pure (ops, prims in destination-passing style, library calls),
+// and the shape facts the host code checks belong to the fn, not to its bindings, so a binding
+// nothing reads can go without changing what the fn computes or checks.
+std::vector<ir::Binding> live_bindings(const ir::Block& body);
 
 // A new fn with f's name, parameters, defaults, where clauses and location, and the given
 // return type, body and facts.

@@ -30,7 +30,8 @@ public:
   Ref<ir::Function> run() {
     const ir::Block* body = f_.body.as<ir::Block>();
     std::vector<lowering::FnItem> items;
-    for (const ir::Binding& b : body->bindings) {
+    // Values nothing reads get no kernel.
+    for (const ir::Binding& b : live_bindings(*body)) {
       ctx_.set_loc(b.loc.valid() ? b.loc : b.value->loc);
       if (!supported(b)) return nullptr;
       lowering::FnItem item{b, {}, {}, {}, {}, false, false};

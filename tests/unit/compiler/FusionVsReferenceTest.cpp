@@ -37,6 +37,8 @@ std::vector<FusionCase> cases() {
       {{"concat_of_maps", "fn f(a: f32[N, M], b: f32[K, M]) { return concat([a * 2.0, b + 1.0], axis=0) }", {"N", "M", "K"}}, 1},
       {{"int_matmul_transposed", "fn f(a: i64[K, N], b: i64[K, M]) { return matmul(permute(a, [1, 0]), b) }", {"N", "K", "M"}, 50}, 1},
       // A cheap value read by several consumers is computed in each.
+      // A value nothing reads gets no kernel, nor does what only it reads.
+      {{"dead_values", "fn f(a: f32[N, M], b: f32[N, M]) {\n  let t = exp(b)\n  let d = sum(t, axis=0)\n  let u = a * 2.0\n  return u + 1.0\n}", {"N", "M"}}, 1},
       {{"cheap_shared", "fn f(a: f32[N, M]) {\n  let t = a * 2.0\n  return (t + 1.0, t * 3.0)\n}", {"N", "M"}}, 2},
       // Kept apart: a costly value read at a broadcast (it would be computed M times per
       // element), a producer whose locals a guarded branch would evaluate eagerly, and a
