@@ -21,6 +21,8 @@ Variants (--variant):
   sdpa     as eager, but attention is F.scaled_dot_product_attention with the additive mask
            and scale=0.125 (what Hugging Face's BERT uses today).
 All three compute the same function; the timing runs under torch.inference_mode().
+The other peers of run.py are built from this same BertLayer: bert_compile.py (torch.compile)
+and bert_onnx.py (exported to ONNX, run by ONNX Runtime).
 
 Standalone:
     python3 bench/cpu/bert_torch.py --shapes 1x32,1x128 --threads 2 --runs 20
@@ -160,19 +162,26 @@ class BertLayer:
         return F.layer_norm(h + f, (HIDDEN,), w["g2"], w["e2"], eps=1e-12)
 
 
-def time_layer(layer: BertLayer, x: torch.Tensor, mask: torch.Tensor, runs: int,
-               warmup: int) -> dict:
-    """Median (and min) wall time of `runs` calls after `warmup` calls, in ms."""
-    with torch.inference_mode():
-        for _ in range(warmup):
-            layer(x, mask)
-        times = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            layer(x, mask)
-            times.append((time.perf_counter() - t0) * 1e3)
+def time_calls(call, runs: int, warmup: int) -> dict:
+    """Median (and min) wall time of `runs` calls of `call()` after `warmup` calls, in ms, each
+    call timed alone with time.perf_counter. The loop of every peer in bench/cpu/ (torch eager,
+    torch.compile, ONNX Runtime), so they are all timed alike."""
+    for _ in range(warmup):
+        call()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - t0) * 1e3)
     return {"median_ms": statistics.median(times), "min_ms": min(times), "runs": runs,
             "warmup": warmup}
+
+
+def time_layer(layer, x: torch.Tensor, mask: torch.Tensor, runs: int, warmup: int) -> dict:
+    """time_calls of layer(x, mask) under torch.inference_mode(). `layer` is a BertLayer or
+    anything called like one (bert_compile.py passes the torch.compile'd layer)."""
+    with torch.inference_mode():
+        return time_calls(lambda: layer(x, mask), runs, warmup)
 
 
 def bench_shape(B: int, S: int, threads: int, runs: int, warmup: int, variant: str = "eager",
