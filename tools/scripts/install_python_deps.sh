@@ -3,9 +3,9 @@
 # when everything asked for is already importable it only checks and returns (well under a
 # second; nothing is imported, only package metadata is read).
 #
-#   tools/scripts/install_python_deps.sh            # numpy and torch (tests and benchmarks)
+#   tools/scripts/install_python_deps.sh            # numpy, torch, onnx, onnxruntime
 #   tools/scripts/install_python_deps.sh --tests    # numpy only (tests/e2e/check_examples.py)
-#   tools/scripts/install_python_deps.sh --bench    # numpy and torch (bench/cpu/)
+#   tools/scripts/install_python_deps.sh --bench    # the same as no argument (bench/cpu/)
 #   tools/scripts/install_python_deps.sh --print-python   # the interpreter to run them with
 #
 # Which Python: $DSC_PYTHON if set, else `python3` on PATH (on the development machines the
@@ -38,6 +38,12 @@
 #     DSC_TORCH_FROM=debian) installs Debian's instead, for a machine short of disk; then run
 #     the benchmarks with /usr/bin/python3 (`--print-python` says so).
 #
+# onnx and onnxruntime (with torch): bench/cpu/bert_onnx.py exports the layer with
+# torch.onnx.export (which needs onnx) and runs it in ONNX Runtime, the third peer of the CPU
+# benchmark. Pinned by DSC_ONNX_SPEC (default onnx==1.23.2 onnxruntime==1.32.0, about 60 MB).
+# Debian has no onnxruntime package, so on Debian's own interpreter they are left out and the
+# benchmark notes the missing peer.
+#
 # Versions: torch is pinned (DSC_TORCH_SPEC, default torch==2.15.0) so benchmark numbers are
 # reproducible; numpy is not (any numpy >= 1.24 serves the tests). An interpreter that already
 # has some torch / numpy is left alone, whatever the version: the benchmark records the torch
@@ -49,6 +55,7 @@ want_torch=1
 print_python=0
 torch_from=${DSC_TORCH_FROM:-pypi}
 torch_spec=${DSC_TORCH_SPEC:-torch==2.15.0}
+onnx_spec=${DSC_ONNX_SPEC:-onnx==1.23.2 onnxruntime==1.32.0}
 
 for arg in "$@"; do
   case "$arg" in
@@ -142,6 +149,11 @@ if [ "$want_torch" = 1 ] && ! has torch; then
   else
     pip_install "$torch_spec"
   fi
+fi
+
+if [ "$want_torch" = 1 ] && ! externally_managed && { ! has onnx || ! has onnxruntime; }; then
+  # shellcheck disable=SC2086 # the spec is a list of requirements
+  pip_install $onnx_spec
 fi
 
 exit 0
