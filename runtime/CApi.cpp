@@ -9,6 +9,7 @@
 
 #include "runtime/Model.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/gemm/ConstantPacks.h"
 
 struct dsc_model {
   std::unique_ptr<dsc::runtime::Model> model;
@@ -204,6 +205,23 @@ void dsc_set_num_threads(int num_threads) {
   guarded<int>(0, [&] {
     set_global_num_threads(num_threads);
     return 0;
+  });
+}
+
+int dsc_declare_constant(const void* data, size_t bytes) {
+  return guarded<int>(1, [&] {
+    std::string error;
+    if (dsc::runtime::gemm::declare_constant(data, bytes, &error)) return 0;
+    set_error("dsc_declare_constant: " + error);
+    return 1;
+  });
+}
+
+int dsc_release_constant(const void* data) {
+  return guarded<int>(1, [&] {
+    if (dsc::runtime::gemm::release_constant(data)) return 0;
+    set_error("dsc_release_constant: no constant memory starts at this address");
+    return 1;
   });
 }
 

@@ -16,6 +16,7 @@
 #define DSC_RUNTIME_H
 
 #include <dlpack/dlpack.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -47,6 +48,16 @@ const char* dsc_model_param_type(const dsc_model* model, const char* function, i
  * even *num_outputs. */
 int dsc_model_run(dsc_model* model, const char* function, const DLTensor* const* inputs,
                   int num_inputs, DLManagedTensor** outputs, int max_outputs, int* num_outputs);
+
+/* Declares the `bytes` bytes at `data` constant until dsc_release_constant(data): the caller
+ * promises not to change them meanwhile. A matmul whose weight operand lies in such memory
+ * packs it once, on first use, and reuses the packed copy (as large as the weight) in later
+ * calls, as an inference engine packs its initializers once. Returns 0, or non-zero (see
+ * dsc_last_error) for NULL data, zero bytes, or memory overlapping a range already declared.
+ * dsc_release_constant frees the packed copies; it returns non-zero when no range starts at
+ * `data`. */
+int dsc_declare_constant(const void* data, size_t bytes);
+int dsc_release_constant(const void* data);
 
 /* The size of the runtime's thread pool, the calling thread included (default:
  * DSC_NUM_THREADS when it is a positive integer, else the CPUs this process may run on).

@@ -10,6 +10,8 @@
 
 #include "runtime/HostABI.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/gemm/ConstantPacks.h"
+#include "runtime/gemm/Packing.h"
 
 namespace dsc::runtime::gemm {
 
@@ -72,8 +74,6 @@ private:
 thread_local Scratch packed_a_scratch;
 thread_local Scratch packed_b_scratch;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Runs f(begin, end) over [0, n): on the pool when `threads` > 1, else inline.
 template <typename F> void for_range(int threads, int64_t n, int64_t grain, F&& f) {
   if (threads > 1 && n > grain)
@@ -82,66 +82,20 @@ template <typename F> void for_range(int threads, int64_t n, int64_t grain, F&& 
     f(0, n);
 }
 
-// Panels [begin, end) of B's rows [p0, p0 + kc) and columns [j0, j0 + nc) into `out`, NR
-// columns per panel (zeros past column nc).
-void pack_b(const Product& p, int64_t nr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
-            float* out, int64_t begin, int64_t end) {
-  for (int64_t panel = begin; panel < end; ++panel) {
-    float* dst = out + panel * kc * nr;
-    int64_t col = j0 + panel * nr;
-    int64_t cols = std::min(nr, j0 + nc - col);
-    if (!p.trans_b) {
-      for (int64_t q = 0; q < kc; ++q) {
-        const float* src = p.b + (p0 + q) * p.ldb + col;
-        float* d = dst + q * nr;
-        std::memcpy(d, src, cols * sizeof(float));
-        std::fill(d + cols, d + nr, 0.0f);
-      }
-    } else {
-      for (int64_t j = 0; j < nr; ++j) {
-        if (j >= cols) {
-          for (int64_t q = 0; q < kc; ++q)
-            dst[q * nr + j] = 0.0f;
-          continue;
-        }
-        const float* src = p.b + (col + j) * p.ldb + p0;
-        for (int64_t q = 0; q < kc; ++q)
-          dst[q * nr + j] = src[q];
-      }
-    }
-  }
-}
-
-// Panels [begin, end) of A's rows (MR per panel, zeros past row m) and columns [p0, p0 + kc).
-void pack_a(const Product& p, int64_t mr, int64_t p0, int64_t kc, float* out, int64_t begin,
-            int64_t end) {
-  for (int64_t panel = begin; panel < end; ++panel) {
-    float* dst = out + panel * kc * mr;
-    for (int64_t r = 0; r < mr; ++r) {
-      int64_t row = panel * mr + r;
-      if (row >= p.m) {
-        for (int64_t q = 0; q < kc; ++q)
-          dst[q * mr + r] = 0.0f;
-        continue;
-      }
-      const float* src = p.a + row * p.lda + p0;
-      for (int64_t q = 0; q < kc; ++q)
-        dst[q * mr + r] = src[q];
-    }
-  }
-}
-
 // Floats in the largest micro tile (AVX-512's 14 x 32).
 constexpr int64_t kMaxTile = 512;
 
-void packed(const GemmKernels& K, const Product& p, int threads) {
+// `prepacked`: all of B in the layout of packed_b_offset (a constant's pack), or null to pack
+// each block of B here.
+void packed(const GemmKernels& K, const Product& p, int threads, const float* prepacked) {
   const int64_t mr = K.mr, nr = K.nr;
   if (mr * nr > kMaxTile) std::abort(); // a kernel table with a larger tile than planned for
   const int64_t mc = std::max<int64_t>(mr, kMc / mr * mr);
-  const int64_t nc_max = std::max<int64_t>(nr, kNc / nr * nr);
+  const int64_t nc_max = column_block(nr);
   const int64_t a_panels = ceil_div(p.m, mr);
   float* pa = packed_a_scratch.get(a_panels * mr * kKc);
-  float* pb = packed_b_scratch.get(ceil_div(std::min(p.n, nc_max), nr) * nr * kKc);
+  float* scratch_b = prepacked ? nullptr
+                              : packed_b_scratch.get(ceil_div(std::min(p.n, nc_max), nr) * nr * kKc);
 
   for (int64_t j0 = 0; j0 < p.n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, p.n - j0);
@@ -149,7 +103,10 @@ void packed(const GemmKernels& K, const Product& p, int threads) {
     for (int64_t p0 = 0; p0 < p.k; p0 += kKc) {
       const int64_t kc = std::min(kKc, p.k - p0);
       const bool accumulate = p0 > 0;
-      for_range(threads, b_panels, 4, [&](int64_t b, int64_t e) { pack_b(p, nr, p0, kc, j0, nc, pb, b, e); });
+      const float* pb = prepacked ? prepacked + packed_b_offset(j0, p0, p.n, p.k, nr) : scratch_b;
+      if (!prepacked)
+        for_range(threads, b_panels, 4,
+                  [&](int64_t b, int64_t e) { pack_b(p, nr, p0, kc, j0, nc, scratch_b, b, e); });
       for_range(threads, a_panels, 4, [&](int64_t b, int64_t e) { pack_a(p, mr, p0, kc, pa, b, e); });
 
       // Tasks: row blocks of mc times column groups of whole panels, about four per thread.
@@ -264,10 +221,15 @@ void multiply(const GemmKernels& K, const Product& p, bool parallel) {
   if (parallel && !ThreadPool::inside_parallel_region() &&
       multiply_adds(p.m, p.n, p.k) >= kParallelWork)
     threads = global_thread_pool().num_threads();
-  if (p.m <= kSmallM)
+  // B that is a declared constant is packed once (ConstantPacks.h); then even a product of a
+  // few rows is cheapest on the packed path.
+  std::shared_ptr<const float[]> constant = constant_pack(K, p);
+  if (constant)
+    packed(K, p, threads, constant.get());
+  else if (p.m <= kSmallM)
     small_m(K, p, threads);
   else
-    packed(K, p, threads);
+    packed(K, p, threads, nullptr);
 }
 
 } // namespace dsc::runtime::gemm

@@ -38,6 +38,8 @@ inputs, weights (constant dims) only with --random-weights.
   --output=DIR                 write the results as DIR/output0.npy, DIR/output1.npy, ...
   --bench=N                    time N calls after one warm-up; prints the median latency
   --stats                      print the arena size and the peak of live intermediates
+  --no-constant-weights        pack weights for the GEMM on every call, as other inputs (by
+                               default they are declared constant and packed once)
   --threads=N                  the runtime's and OpenBLAS's thread count (default: all
                                hardware threads, or DSC_NUM_THREADS)
   --target=cpu, --cpu=NAME, --vector-width=N
@@ -91,6 +93,7 @@ int run_run(const Args& args) {
   InputOptions inputs;
   std::string output_dir, error, entry;
   int64_t bench = 0, threads = 0;
+  bool constant_weights = true;
   bool stats = false;
   auto bad = [&](const std::string& message) {
     std::cerr << "dscc run: error: " << message << "\n";
@@ -124,6 +127,8 @@ int run_run(const Args& args) {
       inputs.seed = static_cast<uint64_t>(n);
     } else if (auto o = value("--output")) {
       output_dir = *o;
+    } else if (a == "--no-constant-weights") {
+      constant_weights = false;
     } else if (auto b = value("--bench")) {
       if (!parse_count(*b, &bench) || bench < 1) return bad("--bench expects a positive count");
     } else if (auto t = value("--threads")) {
@@ -179,6 +184,19 @@ int run_run(const Args& args) {
 
   std::optional<AssembledInputs> in = assemble_inputs(*fn, inputs, &error);
   if (!in) return bad(error);
+  // The weights stay as they are for the whole command: declared constant, each is packed for
+  // the GEMM once, on first use (dsc_declare_constant), unless --no-constant-weights.
+  struct ConstantWeights {
+    std::vector<const void*> declared;
+    ~ConstantWeights() {
+      for (const void* d : declared) dsc_release_constant(d);
+    }
+  } constants;
+  for (size_t i = 0; i < in->tensors.size() && constant_weights; ++i) {
+    runtime::Tensor& t = in->tensors[i];
+    if (in->weights[i] && t.nbytes() > 0 && dsc_declare_constant(t.data(), t.nbytes()) == 0)
+      constants.declared.push_back(t.data());
+  }
   std::vector<DLTensor> views;
   for (runtime::Tensor& t : in->tensors) views.push_back(t.dl_view());
   std::vector<const DLTensor*> ptrs;

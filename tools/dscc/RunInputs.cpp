@@ -154,6 +154,12 @@ std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
   std::mt19937_64 rng(options.seed);
   for (size_t index = 0; index < fn.params.size(); ++index) {
     const runtime::TensorInfo& p = fn.params[index];
+    bool all_constant = true;
+    for (const std::string& dim : p.dims) {
+      symbolic::ParseResult d = symbolic::parse_expr(dim);
+      all_constant = all_constant && d.ok() && symbolic::free_symbols(d.expr).empty();
+    }
+    out.weights.push_back(all_constant);
     auto it = given.find(p.name);
     if (it != given.end()) {
       out.tensors.push_back(std::move(it->second));

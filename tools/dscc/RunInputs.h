@@ -36,6 +36,7 @@ bool parse_shape_option(const std::string& text, std::map<std::string, int64_t>*
 
 struct AssembledInputs {
   std::vector<runtime::Tensor> tensors;  // in parameter order
+  std::vector<bool> weights;              // per parameter: its dims are all constants
   std::map<std::string, int64_t> symbols; // every symbol bound by a plain dim
 };
 

@@ -275,4 +275,18 @@ TEST(CApiLoad, ConcurrentRuns) {
   dsc_model_free(model);
 }
 
+TEST(CApiConstants, DeclareAndReleaseReportErrors) {
+  std::vector<float> w(32);
+  EXPECT_NE(dsc_declare_constant(nullptr, 16), 0);
+  EXPECT_NE(std::string(dsc_last_error()).find("non-null pointer and a positive size"),
+            std::string::npos);
+  ASSERT_EQ(dsc_declare_constant(w.data(), w.size() * sizeof(float)), 0) << dsc_last_error();
+  EXPECT_NE(dsc_declare_constant(w.data() + 4, 8), 0);
+  EXPECT_NE(std::string(dsc_last_error()).find("overlaps"), std::string::npos);
+  EXPECT_EQ(dsc_release_constant(w.data()), 0);
+  EXPECT_NE(dsc_release_constant(w.data()), 0);
+  EXPECT_NE(std::string(dsc_last_error()).find("no constant memory starts at this address"),
+            std::string::npos);
+}
+
 } // namespace

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/gemm/ConstantPacks.h"
+
 #include <cmath>
 #include <random>
 #include <string>
@@ -38,8 +40,10 @@ std::string describe(const GemmKernels& K, const Sizes& s) {
 }
 
 // Runs one product and compares every element of C, and checks that the padding of C's rows
-// is untouched.
-void check(const GemmKernels& K, const Sizes& s, bool parallel, std::mt19937& rng) {
+// is untouched. With `constant`, B is declared constant memory first (so it is packed once and
+// the pack reused), and released after two products.
+void check(const GemmKernels& K, const Sizes& s, bool parallel, std::mt19937& rng,
+           bool constant = false) {
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
   Product p;
   p.m = s.m;
@@ -56,7 +60,20 @@ void check(const GemmKernels& K, const Sizes& s, bool parallel, std::mt19937& rn
   p.a = a.data();
   p.b = b.data();
   p.c = c.data();
+  std::string error;
+  if (constant) {
+    ASSERT_TRUE(declare_constant(b.data(), b.size() * sizeof(float), &error)) << error;
+  }
+  const size_t packs = constant_pack_count();
   multiply(K, p, parallel);
+  if (constant) {
+    EXPECT_EQ(constant_pack_count(), packs + 1) << describe(K, s);
+    std::fill(c.begin(), c.end(), std::nanf(""));
+    multiply(K, p, parallel); // from the pack made by the first product
+    EXPECT_EQ(constant_pack_count(), packs + 1) << describe(K, s);
+    EXPECT_TRUE(release_constant(b.data()));
+    EXPECT_EQ(constant_pack_count(), packs);
+  }
   for (int64_t i = 0; i < s.m; ++i) {
     for (int64_t j = 0; j < s.n; ++j) {
       double want = 0;
@@ -139,6 +156,65 @@ TEST(Gemm, ColumnBlocksAndThreads) {
   check(K, {21, kNc + 5, 7, true}, true, rng);
   check(K, {150, 200, kKc + 1, false}, true, rng);
   dsc_set_num_threads(0);
+}
+
+TEST(Gemm, ConstantBIsPackedOnceAndReused) {
+  // Every bucket, both layouts, padded rows, and n past one column block.
+  std::mt19937 rng(16);
+  for (const GemmKernels* K : runnable_kernels())
+    for (bool t : {false, true}) {
+      check(*K, {1, 37, 300, t}, false, rng, true);
+      check(*K, {kSmallM, 64, kKc + 9, t, 3}, true, rng, true);
+      check(*K, {101, 53, 2 * kKc + 1, t}, true, rng, true);
+    }
+  check(kernels(), {7, kNc + 19, 5, false}, true, rng, true);
+  check(kernels(), {9, kNc + 3, 11, true}, true, rng, true);
+}
+
+TEST(Gemm, ConstantMemoryIsDeclaredOnce) {
+  std::vector<float> w(64);
+  std::string error;
+  EXPECT_FALSE(declare_constant(nullptr, 4, &error));
+  EXPECT_FALSE(declare_constant(w.data(), 0, &error));
+  ASSERT_TRUE(declare_constant(w.data() + 8, 16 * sizeof(float), &error)) << error;
+  EXPECT_FALSE(declare_constant(w.data(), 9 * sizeof(float), &error)); // overlaps its start
+  EXPECT_EQ(error, "constant memory overlaps memory already declared constant");
+  EXPECT_FALSE(declare_constant(w.data() + 23, 4, &error)); // overlaps its end
+  EXPECT_TRUE(declare_constant(w.data() + 24, 4, &error)) << error; // just past it
+  EXPECT_FALSE(release_constant(w.data()));
+  EXPECT_TRUE(release_constant(w.data() + 8));
+  EXPECT_TRUE(release_constant(w.data() + 24));
+  EXPECT_FALSE(release_constant(w.data() + 8));
+}
+
+TEST(Gemm, ProductReachingPastConstantMemoryPacksAsItGoes) {
+  // B's last row lies outside the declared range: no pack is made, and the result is right.
+  std::mt19937 rng(17);
+  std::vector<float> a(3 * 4), b(4 * 5), c(3 * 5);
+  for (float& x : a) x = static_cast<float>(rng() % 7);
+  for (float& x : b) x = static_cast<float>(rng() % 5);
+  std::string error;
+  ASSERT_TRUE(declare_constant(b.data(), 15 * sizeof(float), &error)) << error;
+  Product p;
+  p.a = a.data();
+  p.b = b.data();
+  p.c = c.data();
+  p.m = 3;
+  p.n = 5;
+  p.k = 4;
+  p.lda = 4;
+  p.ldb = 5;
+  p.ldc = 5;
+  const size_t packs = constant_pack_count();
+  multiply(kernels(), p);
+  EXPECT_EQ(constant_pack_count(), packs);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) {
+      float want = 0;
+      for (int q = 0; q < 4; ++q) want += a[i * 4 + q] * b[q * 5 + j];
+      EXPECT_EQ(c[i * 5 + j], want);
+    }
+  EXPECT_TRUE(release_constant(b.data()));
 }
 
 TEST(Gemm, EmptyDepthZeroesC) {

@@ -1,0 +1,129 @@
+#include "runtime/gemm/ConstantPacks.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <new>
+#include <shared_mutex>
+#include <tuple>
+
+#include "runtime/gemm/Packing.h"
+
+namespace dsc::runtime::gemm {
+
+namespace {
+
+// One layout of one B: where it starts, its shape and strides, and the kernels' panel width.
+struct PackKey {
+  const float* b;
+  int64_t n, k, ldb;
+  bool trans_b;
+  const GemmKernels* kernels;
+  bool operator<(const PackKey& o) const {
+    return std::tie(b, n, k, ldb, trans_b, kernels) <
+           std::tie(o.b, o.n, o.k, o.ldb, o.trans_b, o.kernels);
+  }
+};
+
+struct Range {
+  uintptr_t end;
+  std::map<PackKey, std::shared_ptr<const float[]>> packs;
+};
+
+struct Registry {
+  std::shared_mutex mutex;
+  std::map<uintptr_t, Range> ranges; // by start address
+};
+
+Registry& registry() {
+  static Registry* r = new Registry; // never destroyed: products may run during exit
+  return *r;
+}
+
+// The range holding [begin, end), or null.
+Range* containing(Registry& r, uintptr_t begin, uintptr_t end) {
+  auto it = r.ranges.upper_bound(begin);
+  if (it == r.ranges.begin()) return nullptr;
+  --it;
+  return end <= it->second.end ? &it->second : nullptr;
+}
+
+std::shared_ptr<const float[]> pack_whole(const GemmKernels& K, const Product& p) {
+  const int64_t nr = K.nr, nc_max = column_block(nr);
+  std::shared_ptr<float[]> out(new (std::nothrow)
+                                   float[static_cast<size_t>(packed_b_floats(p.n, p.k, nr))]);
+  if (!out) return nullptr; // no memory for the pack: the product packs as it goes
+  for (int64_t j0 = 0; j0 < p.n; j0 += nc_max) {
+    const int64_t nc = std::min(nc_max, p.n - j0);
+    for (int64_t p0 = 0; p0 < p.k; p0 += kKc)
+      pack_b(p, nr, p0, std::min(kKc, p.k - p0), j0, nc,
+             out.get() + packed_b_offset(j0, p0, p.n, p.k, nr), 0, ceil_div(nc, nr));
+  }
+  return out;
+}
+
+} // namespace
+
+bool declare_constant(const void* data, size_t bytes, std::string* error) {
+  if (!data || bytes == 0) {
+    *error = "constant memory must be a non-null pointer and a positive size";
+    return false;
+  }
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+  if (bytes > UINTPTR_MAX - begin) {
+    *error = "constant memory runs past the end of the address space";
+    return false;
+  }
+  const uintptr_t end = begin + bytes;
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  auto next = r.ranges.lower_bound(begin);
+  bool overlaps = (next != r.ranges.end() && next->first < end) ||
+                  (next != r.ranges.begin() && std::prev(next)->second.end > begin);
+  if (overlaps) {
+    *error = "constant memory overlaps memory already declared constant";
+    return false;
+  }
+  r.ranges.emplace(begin, Range{end, {}});
+  return true;
+}
+
+bool release_constant(const void* data) {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  return r.ranges.erase(reinterpret_cast<uintptr_t>(data)) > 0;
+}
+
+size_t constant_pack_count() {
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  size_t n = 0;
+  for (const auto& [begin, range] : r.ranges) n += range.packs.size();
+  return n;
+}
+
+std::shared_ptr<const float[]> constant_pack(const GemmKernels& K, const Product& p) {
+  Registry& r = registry();
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p.b);
+  const int64_t rows = p.trans_b ? p.n : p.k, cols = p.trans_b ? p.k : p.n;
+  const uintptr_t end = begin + static_cast<uintptr_t>(((rows - 1) * p.ldb + cols) * 4);
+  const PackKey key{p.b, p.n, p.k, p.ldb, p.trans_b, &K};
+  {
+    std::shared_lock lock(r.mutex);
+    if (r.ranges.empty()) return nullptr;
+    Range* range = containing(r, begin, end);
+    if (!range) return nullptr;
+    auto it = range->packs.find(key);
+    if (it != range->packs.end()) return it->second;
+  }
+  std::unique_lock lock(r.mutex);
+  Range* range = containing(r, begin, end); // released meanwhile?
+  if (!range) return nullptr;
+  auto [it, added] = range->packs.try_emplace(key);
+  if (added) it->second = pack_whole(K, p);
+  std::shared_ptr<const float[]> pack = it->second;
+  if (!pack) range->packs.erase(it);
+  return pack;
+}
+
+} // namespace dsc::runtime::gemm

@@ -1,0 +1,29 @@
+#pragma once
+// Constant weights, packed once. Memory declared constant (dsc_declare_constant in
+// runtime/dsc_runtime.h: the caller promises not to change it until it releases it) is
+// remembered here; a product whose B lies inside it is packed on first use, in the layout of
+// packed_b_offset (runtime/gemm/Packing.h), and later products with the same B, layout and
+// kernels reuse the pack, as an inference engine packs its initializers once. Releasing the
+// memory frees its packs (a product already using one keeps it alive until it ends).
+//
+// Thread-safe: lookups share a lock, the first pack of a matrix takes it alone.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "runtime/gemm/Gemm.h"
+
+namespace dsc::runtime::gemm {
+
+// False with `*error` set for null or empty memory, or memory overlapping a declared range.
+bool declare_constant(const void* data, size_t bytes, std::string* error);
+// Forgets the range that starts at `data` and frees its packs; false when there is none.
+bool release_constant(const void* data);
+// How many packs exist (for tests).
+size_t constant_pack_count();
+
+// B of `p` packed for `kernels`, when all of B lies in declared constant memory; else null.
+std::shared_ptr<const float[]> constant_pack(const GemmKernels& kernels, const Product& p);
+
+} // namespace dsc::runtime::gemm

@@ -1,0 +1,68 @@
+#include "runtime/gemm/Packing.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dsc::runtime::gemm {
+
+// Panels [begin, end) of B's rows [p0, p0 + kc) and columns [j0, j0 + nc) into `out`, NR
+// columns per panel (zeros past column nc).
+void pack_b(const Product& p, int64_t nr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+            float* out, int64_t begin, int64_t end) {
+  for (int64_t panel = begin; panel < end; ++panel) {
+    float* dst = out + panel * kc * nr;
+    int64_t col = j0 + panel * nr;
+    int64_t cols = std::min(nr, j0 + nc - col);
+    if (!p.trans_b) {
+      for (int64_t q = 0; q < kc; ++q) {
+        const float* src = p.b + (p0 + q) * p.ldb + col;
+        float* d = dst + q * nr;
+        std::memcpy(d, src, cols * sizeof(float));
+        std::fill(d + cols, d + nr, 0.0f);
+      }
+    } else {
+      for (int64_t j = 0; j < nr; ++j) {
+        if (j >= cols) {
+          for (int64_t q = 0; q < kc; ++q)
+            dst[q * nr + j] = 0.0f;
+          continue;
+        }
+        const float* src = p.b + (col + j) * p.ldb + p0;
+        for (int64_t q = 0; q < kc; ++q)
+          dst[q * nr + j] = src[q];
+      }
+    }
+  }
+}
+
+// Panels [begin, end) of A's rows (MR per panel, zeros past row m) and columns [p0, p0 + kc).
+void pack_a(const Product& p, int64_t mr, int64_t p0, int64_t kc, float* out, int64_t begin,
+            int64_t end) {
+  for (int64_t panel = begin; panel < end; ++panel) {
+    float* dst = out + panel * kc * mr;
+    for (int64_t r = 0; r < mr; ++r) {
+      int64_t row = panel * mr + r;
+      if (row >= p.m) {
+        for (int64_t q = 0; q < kc; ++q)
+          dst[q * mr + r] = 0.0f;
+        continue;
+      }
+      const float* src = p.a + row * p.lda + p0;
+      for (int64_t q = 0; q < kc; ++q)
+        dst[q * mr + r] = src[q];
+    }
+  }
+}
+
+int64_t packed_b_floats(int64_t n, int64_t k, int64_t nr) {
+  const int64_t nc = column_block(nr);
+  return (n / nc) * nc * k + ceil_div(n % nc, nr) * nr * k;
+}
+
+int64_t packed_b_offset(int64_t j0, int64_t p0, int64_t n, int64_t k, int64_t nr) {
+  const int64_t nc = column_block(nr);
+  const int64_t panels = ceil_div(std::min(nc, n - j0), nr); // in the block at j0
+  return (j0 / nc) * nc * k + panels * nr * p0;             // the blocks before it are full
+}
+
+} // namespace dsc::runtime::gemm
