@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end numeric check of `dscc run` on examples/mlp.dsc and examples/bert_layer.dsc.
+"""End-to-end numeric check of `dscc run` on examples/mlp.dsc, examples/bert_layer.dsc and
+examples/gpt_decode.dsc.
 
 For each example, at several shapes allowed by its `where` clause, this script writes random
 inputs as NAME.npy files, runs
@@ -139,6 +140,22 @@ def bert_ref(p: dict[str, np.ndarray], dtype=np.float64, mistake: str | None = N
     return ln(h + act(h @ c["w1"] + c["b1"]) @ c["w2"] + c["b2"], c["g2"], c["e2"], 1e-12)
 
 
+def gpt_decode_ref(p: dict[str, np.ndarray], dtype=np.float64):
+    """examples/gpt_decode.dsc: the block's output and the grown key and value caches."""
+    c = {k: v.astype(dtype) for k, v in p.items()}
+    x = c["x"]
+    B = x.shape[0]
+    qkv = layer_norm(x, c["g1"], c["e1"], 1e-5) @ c["w_qkv"] + c["b_qkv"]
+    q, k, v = np.split(qkv, 3, axis=-1)                                  # each [B, 768]
+    keys = np.concatenate([c["past_k"], k.reshape(B, 12, 1, 64)], axis=2)  # [B, 12, T+1, 64]
+    values = np.concatenate([c["past_v"], v.reshape(B, 12, 1, 64)], axis=2)
+    scores = (q.reshape(B, 12, 1, 64) @ keys.transpose(0, 1, 3, 2)) * dtype(0.125)
+    a = (softmax(scores, axis=-1) @ values).reshape(B, 768)
+    h = x + a @ c["w_o"] + c["b_o"]
+    y = h + gelu(layer_norm(h, c["g2"], c["e2"], 1e-5) @ c["w1"] + c["b1"]) @ c["w2"] + c["b2"]
+    return (y, keys, values)
+
+
 # ---------------------------------------------------------------------------------------------
 # Models: parameters, how to draw them, the reference.
 # ---------------------------------------------------------------------------------------------
@@ -175,8 +192,10 @@ class Model:
     name: str
     file: str  # relative to --source-dir
     params: list[Param]
-    output_shape: Callable[[dict[str, int]], tuple[int, ...]]
-    reference: Callable[[dict[str, np.ndarray]], np.ndarray]
+    # One shape, or a list of shapes for a model with several results (the reference then
+    # returns a tuple of arrays in the same order).
+    output_shape: Callable[[dict[str, int]], tuple[int, ...] | list[tuple[int, ...]]]
+    reference: Callable[[dict[str, np.ndarray]], np.ndarray | tuple[np.ndarray, ...]]
     shapes: list[dict[str, int]] = field(default_factory=list)
 
     def is_weight(self, p: Param) -> bool:
@@ -246,7 +265,40 @@ BERT = Model(
     ],
 )
 
-MODELS = [MLP, BERT]
+GPT_DECODE = Model(
+    name="gpt_decode",
+    file="examples/gpt_decode.dsc",
+    params=[
+        Param("x", lambda s: (s["B"], 768), "input"),
+        Param("past_k", lambda s: (s["B"], 12, s["T"], 64), "input"),
+        Param("past_v", lambda s: (s["B"], 12, s["T"], 64), "input"),
+        Param("g1", lambda s: (768,), "gamma"),
+        Param("e1", lambda s: (768,), "beta"),
+        Param("w_qkv", lambda s: (768, 2304), "matrix"),
+        Param("b_qkv", lambda s: (2304,), "bias"),
+        Param("w_o", lambda s: (768, 768), "matrix"),
+        Param("b_o", lambda s: (768,), "bias"),
+        Param("g2", lambda s: (768,), "gamma"),
+        Param("e2", lambda s: (768,), "beta"),
+        Param("w1", lambda s: (768, 3072), "matrix"),
+        Param("b1", lambda s: (3072,), "bias"),
+        Param("w2", lambda s: (3072, 768), "matrix"),
+        Param("b2", lambda s: (768,), "bias"),
+    ],
+    output_shape=lambda s: [(s["B"], 768), (s["B"], 12, s["T"] + 1, 64),
+                            (s["B"], 12, s["T"] + 1, 64)],
+    reference=gpt_decode_ref,
+    # where 1 <= B <= 64, 0 <= T <= 2047: an empty cache, 1, primes, a cache past 64
+    shapes=[
+        {"B": 1, "T": 0},
+        {"B": 2, "T": 1},
+        {"B": 3, "T": 13},
+        {"B": 1, "T": 67},
+        {"B": 5, "T": 7},
+    ],
+)
+
+MODELS = [MLP, BERT, GPT_DECODE]
 
 
 def sym_text(sym: dict[str, int]) -> str:
@@ -418,22 +470,31 @@ class Checker:
             return Outcome(False, f"{crash}: {first_line(r.stderr)}{self.detail_of(r)}")
         if r.rc != 0:
             return Outcome(False, f"exit {r.rc}: {first_line(r.stderr)}{self.detail_of(r)}")
-        out_path = os.path.join(d, "out", "output0.npy")
-        if not os.path.exists(out_path):
-            return Outcome(False, f"exit 0 but no {out_path}")
-        try:
-            out = np.load(out_path, allow_pickle=False)
-        except Exception as e:  # noqa: BLE001 - any unreadable output is a failure
-            return Outcome(False, f"cannot read {out_path}: {e}")
-        extra = sorted(f for f in os.listdir(os.path.join(d, "out")) if f != "output0.npy")
+        want = m.output_shape(sym)
+        several = isinstance(want, list)
+        shapes = want if several else [want]
+        refs = list(m.reference(arrays)) if several else [m.reference(arrays)]
+        names = [f"output{i}.npy" for i in range(len(shapes))]
+        extra = sorted(f for f in os.listdir(os.path.join(d, "out")) if f not in names)
         if extra:
             return Outcome(False, f"unexpected extra outputs {extra}")
-        want_shape = m.output_shape(sym)
-        if out.dtype != np.float32 or out.shape != want_shape:
-            return Outcome(False, f"output is {out.dtype}{list(out.shape)}, "
-                                  f"expected float32{list(want_shape)}")
-        ok, detail = compare(out, m.reference(arrays))
-        return Outcome(ok, f"{detail} ({r.seconds:.1f} s)")
+        details = []
+        for name, want_shape, ref in zip(names, shapes, refs):
+            out_path = os.path.join(d, "out", name)
+            if not os.path.exists(out_path):
+                return Outcome(False, f"exit 0 but no {out_path}")
+            try:
+                out = np.load(out_path, allow_pickle=False)
+            except Exception as e:  # noqa: BLE001 - any unreadable output is a failure
+                return Outcome(False, f"cannot read {out_path}: {e}")
+            if out.dtype != np.float32 or out.shape != want_shape:
+                return Outcome(False, f"{name} is {out.dtype}{list(out.shape)}, "
+                                      f"expected float32{list(want_shape)}")
+            ok, detail = compare(out, ref)
+            if not ok:
+                return Outcome(False, f"{name}: {detail} ({r.seconds:.1f} s)")
+            details.append(detail)
+        return Outcome(True, f"{'; '.join(details)} ({r.seconds:.1f} s)")
 
     # Bad input: non-zero exit, a clear message naming the problem, no crash.
     def negative(self, args: list[str], expect: list[list[str]]) -> Outcome:
