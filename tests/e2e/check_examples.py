@@ -644,12 +644,15 @@ def self_test() -> list[tuple[str, Outcome]]:
         weights = m.draw_weights(SEED)
         for i, sym in enumerate(m.shapes):
             arrays = m.draw(sym, SEED + 100 + i, weights)
-            ref = m.reference(arrays)
-            # A correct f32 implementation must pass.
-            out32 = m.reference(arrays, dtype=np.float32).astype(np.float32)
-            ok, detail = compare(out32, ref)
-            results.append((f"self-test {m.name} {sym_text(sym)} f32 numpy passes",
-                            Outcome(ok, detail)))
+            # A correct f32 implementation must pass, every result of it.
+            refs, outs = m.reference(arrays), m.reference(arrays, dtype=np.float32)
+            if not isinstance(refs, tuple):
+                refs, outs = (refs,), (outs,)
+            for r, (ref, out32) in enumerate(zip(refs, outs)):
+                ok, detail = compare(out32.astype(np.float32), ref)
+                which = f" output{r}" if len(refs) > 1 else ""
+                results.append((f"self-test {m.name} {sym_text(sym)}{which} f32 numpy passes",
+                                Outcome(ok, detail)))
     # Deliberate mistakes must fail, at a shape where each matters (S > 1 for the attention
     # ones, and a mask that hides some keys).
     arrays = BERT.draw({"B": 2, "S": 13}, SEED + 200, BERT.draw_weights(SEED))
