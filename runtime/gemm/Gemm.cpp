@@ -109,8 +109,12 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
                   [&](int64_t b, int64_t e) { pack_b(p, nr, p0, kc, j0, nc, scratch_b, b, e); });
       for_range(threads, a_panels, 4, [&](int64_t b, int64_t e) { pack_a(p, mr, p0, kc, pa, b, e); });
 
-      // Tasks: row blocks of mc times column groups of whole panels, about four per thread.
-      const int64_t row_blocks = ceil_div(p.m, mc);
+      // Tasks: row blocks of at most mc rows times column groups of whole panels, about four
+      // per thread. The row panels are shared out evenly, and the number of row blocks is a
+      // multiple of the thread count, so no thread is left with a short last block while the
+      // others still work.
+      int64_t row_blocks = ceil_div(a_panels, mc / mr);
+      if (threads > 1) row_blocks = std::min(a_panels, ceil_div(row_blocks, threads) * threads);
       const int64_t want_groups = std::max<int64_t>(1, ceil_div(4 * threads, row_blocks));
       const int64_t group = std::max<int64_t>(1, ceil_div(b_panels, want_groups));
       const int64_t col_groups = ceil_div(b_panels, group);
@@ -118,7 +122,8 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
         alignas(64) float tile[kMaxTile]; // an edge tile, MR x NR
         for (int64_t t = begin; t < end; ++t) {
           const int64_t rb = t / col_groups, cg = t % col_groups;
-          const int64_t first_a = rb * (mc / mr), last_a = std::min(a_panels, first_a + mc / mr);
+          const int64_t first_a = rb * a_panels / row_blocks;
+          const int64_t last_a = (rb + 1) * a_panels / row_blocks;
           const int64_t first_b = cg * group, last_b = std::min(b_panels, first_b + group);
           for (int64_t jb = first_b; jb < last_b; ++jb) {
             const int64_t col = j0 + jb * nr;
