@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Python packages that dsc's end-to-end tests and CPU benchmarks need. Idempotent:
-# when everything asked for is already importable it only checks and returns (well under a
-# second; nothing is imported, only package metadata is read).
+# Installs the Python packages that dsc's end-to-end tests, importers and CPU benchmarks need.
+# Idempotent: when everything asked for is already importable it only checks and returns (well
+# under a second; nothing is imported, only package metadata is read).
 #
 #   tools/scripts/install_python_deps.sh            # numpy, torch, onnx, onnxruntime
-#   tools/scripts/install_python_deps.sh --tests    # numpy only (tests/e2e/check_examples.py)
+#   tools/scripts/install_python_deps.sh --tests    # numpy, onnx, onnxruntime, safetensors
+#                                                   # (tests/e2e, tests/importers; no torch)
+#   tools/scripts/install_python_deps.sh --numpy-only   # numpy alone (tests/e2e)
 #   tools/scripts/install_python_deps.sh --bench    # the same as no argument (bench/cpu/)
 #   tools/scripts/install_python_deps.sh --print-python   # the interpreter to run them with
 #
@@ -13,8 +15,15 @@
 # PyPI. Where that interpreter is Debian's own /usr/bin/python3 (pip refuses to install into
 # it, PEP 668), Debian's python3-numpy / python3-torch are installed with apt instead.
 #
-# numpy: `pip install numpy` (one wheel, 73 MB installed, about 5 s). This is all the tests
-# need, and `--tests` installs nothing else.
+# numpy: `pip install numpy` (one wheel, 73 MB installed, about 5 s). This is all
+# tests/e2e needs (`--numpy-only`).
+#
+# onnx, onnxruntime and safetensors (--tests): the ONNX importer (importers/onnx2dsc.py)
+# reads models with onnx and writes weights with safetensors; its tests (tests/importers)
+# compare `dscc run` with ONNX Runtime. Pinned by DSC_ONNX_SPEC (below) and DSC_SAFETENSORS_SPEC
+# (default safetensors==0.8.0, one small wheel); about 60 MB with no torch. On Debian's own
+# interpreter (PEP 668), which has no onnxruntime package, they are skipped with a message,
+# and ctest reports the importer tests as skipped (exit 77), not failed.
 #
 # torch: the decision, and why.
 #   - PyPI has no CPU-only build of torch for Linux x86_64. The CPU wheels
@@ -52,15 +61,19 @@ set -euo pipefail
 
 want_numpy=1
 want_torch=1
+want_onnx=1
+want_safetensors=0
 print_python=0
 torch_from=${DSC_TORCH_FROM:-pypi}
 torch_spec=${DSC_TORCH_SPEC:-torch==2.15.0}
 onnx_spec=${DSC_ONNX_SPEC:-onnx==1.23.2 onnxruntime==1.32.0}
+safetensors_spec=${DSC_SAFETENSORS_SPEC:-safetensors==0.8.0}
 
 for arg in "$@"; do
   case "$arg" in
-    --tests | --numpy-only) want_torch=0 ;;
-    --bench | --all) want_numpy=1 want_torch=1 ;;
+    --tests) want_torch=0 want_onnx=1 want_safetensors=1 ;;
+    --numpy-only) want_torch=0 want_onnx=0 want_safetensors=0 ;;
+    --bench | --all) want_numpy=1 want_torch=1 want_onnx=1 ;;
     --torch-from=pypi | --torch-from=debian) torch_from=${arg#--torch-from=} ;;
     --print-python) print_python=1 ;;
     -h | --help)
@@ -151,9 +164,32 @@ if [ "$want_torch" = 1 ] && ! has torch; then
   fi
 fi
 
-if [ "$want_torch" = 1 ] && ! externally_managed && { ! has onnx || ! has onnxruntime; }; then
-  # shellcheck disable=SC2086 # the spec is a list of requirements
-  pip_install $onnx_spec
+missing_onnx=()
+if [ "$want_onnx" = 1 ]; then
+  has onnx || missing_onnx+=(onnx)
+  has onnxruntime || missing_onnx+=(onnxruntime)
+fi
+if [ "$want_safetensors" = 1 ] && ! has safetensors; then
+  missing_onnx+=(safetensors)
+fi
+if [ ${#missing_onnx[@]} -gt 0 ]; then
+  if externally_managed; then
+    # Debian packages no onnxruntime: the importer tests skip themselves (exit 77).
+    echo "install_python_deps: skipping ${missing_onnx[*]}: $python is Debian's" \
+      "externally-managed interpreter and Debian has no onnxruntime package; the ONNX" \
+      "importer tests (tests/importers) will be reported as skipped" >&2
+  else
+    specs=()
+    if [[ " ${missing_onnx[*]} " == *" onnx"* ]]; then
+      # shellcheck disable=SC2206 # the spec is a list of requirements
+      specs+=($onnx_spec)
+    fi
+    if [[ " ${missing_onnx[*]} " == *" safetensors "* ]]; then
+      # shellcheck disable=SC2206
+      specs+=($safetensors_spec)
+    fi
+    pip_install "${specs[@]}"
+  fi
 fi
 
 exit 0

@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""Checks importers/onnx2dsc.py on the models of tests/importers/models (make_models.py):
+
+  numeric  each model is imported into a temporary directory, then at five shapes or more
+           (1 and primes: batch/seq in {1, 2, 7, 13, 31}) random inputs are written as .npy,
+               dscc run DIR/NAME.dsc --weights DIR/NAME.safetensors --input x=x.npy ... --output=OUT
+           runs it, and every output is compared with ONNX Runtime's (CPU) on the same inputs;
+  golden   the .dsc imported from mlp.onnx must equal tests/importers/golden/mlp.dsc exactly
+           (--update-golden rewrites it), and must pass `dscc check`;
+  errors   a model with unsupported ops (all four must be listed, by op type and node name), a
+           truncated .onnx (one clean line, no traceback), a graph with a cycle, an opset out of
+           range and a missing file: each must exit 1 and leave the output directory empty.
+
+    check_onnx_import.py --dscc build/tools/dscc/dscc [--only numeric,golden,errors]
+
+Prints one line per case (PASS or FAIL, then details), then `N passed, M failed`; exits 1 when
+a case failed, 77 (a skip for ctest) when onnx, onnxruntime, safetensors or numpy is missing.
+
+Tolerance, as tests/e2e/check_examples.py: every element must satisfy
+    |dsc - ort| <= TOL * (rms(ort) + |ort|),  TOL = 1e-4,
+an error of 1e-4 of the output's typical magnitude plus 1e-4 relative. Both sides compute in
+f32 (ORT's kernels and dsc's differ in summation order and in their exp/erf), which lands near
+1e-6 on these small models; a wrong op (a dropped bias, the wrong softmax axis, tanh GELU
+for erf GELU, a mask not applied) is far outside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Callable
+
+try:
+    import numpy as np
+    import onnx  # noqa: F401 - the importer needs it
+    import onnxruntime as ort
+    import safetensors  # noqa: F401 - the importer needs it
+except ImportError as e:
+    print(f"SKIP: {e.name or e} is not installed: run tools/scripts/install_python_deps.sh --tests")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
+IMPORTER = os.path.join(SOURCE_DIR, "importers", "onnx2dsc.py")
+MODELS_DIR = os.path.join(HERE, "models")
+GOLDEN_DIR = os.path.join(HERE, "golden")
+TOL = 1e-4
+SEED = 20270112
+
+Gen = Callable[[np.random.Generator, dict], np.ndarray]
+
+
+def normal(*dims) -> Gen:
+    return lambda rng, s: rng.standard_normal([s[d] if isinstance(d, str) else d for d in dims]) \
+        .astype(np.float32)
+
+
+def keep_prefix_mask(rng: np.random.Generator, s: dict) -> np.ndarray:
+    """1 for a kept token, 0 for padding; each row keeps a prefix of length >= 1."""
+    keep = rng.integers(1, s["seq"] + 1, size=s["batch"])
+    return (np.arange(s["seq"])[None, :] < keep[:, None]).astype(np.int64)
+
+
+def token_ids(vocab: int) -> Gen:
+    return lambda rng, s: rng.integers(0, vocab, size=(s["batch"], s["seq"])).astype(np.int64)
+
+
+BS = [{"batch": 1, "seq": 1}, {"batch": 2, "seq": 7}, {"batch": 7, "seq": 13},
+      {"batch": 13, "seq": 2}, {"batch": 1, "seq": 31}, {"batch": 3, "seq": 31}]
+
+
+@dataclass
+class Spec:
+    name: str
+    inputs: dict[str, Gen]
+    shapes: list[dict]
+
+
+ATTENTION_INPUTS = {"x": normal("batch", "seq", 16), "mask": keep_prefix_mask}
+SPECS = [
+    Spec("mlp", {"x": normal("batch", 32)},
+         [{"batch": b} for b in (1, 2, 7, 13, 31)]),
+    Spec("attention_op13", ATTENTION_INPUTS, BS),
+    Spec("attention_op17", ATTENTION_INPUTS, BS),
+    Spec("attention_op21", ATTENTION_INPUTS, BS),
+    Spec("embedding", {"input_ids": token_ids(40)}, BS),
+    Spec("ops", {"x": normal("batch", "seq", 8), "z": normal("batch", "n")},
+         [dict(s, n=n) for s, n in zip(BS, (1, 5, 2, 31, 7, 13))]),
+    Spec("ops_extra", {"x": normal("batch", 6), "ids": lambda rng, s: rng.integers(
+        0, 10, size=(s["batch"], 6)).astype(np.int64)},
+         [{"batch": b} for b in (1, 2, 7, 13, 31)]),
+]
+
+CRASH_MARKERS = [re.compile(p) for p in (
+    r"Sanitizer", r"Segmentation fault", r"core dumped", r"\bAborted\b", r"terminate called",
+    r"internal error", r"\.(?:cpp|cc|h):\d+:\d+: runtime error:", r"Assertion .* failed",
+    r"Traceback \(most recent call last\)")]
+
+
+@dataclass
+class Run:
+    rc: int | None
+    stdout: str
+    stderr: str
+
+
+def run(cmd: list[str], timeout: float) -> Run:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                           timeout=timeout, stdin=subprocess.DEVNULL)
+        return Run(p.returncode, p.stdout, p.stderr)
+    except subprocess.TimeoutExpired as e:
+        def text(b):
+            return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+        return Run(None, text(e.stdout), text(e.stderr))
+
+
+def crash_reason(r: Run) -> str | None:
+    if r.rc is None:
+        return "timed out"
+    if r.rc < 0 or r.rc >= 128:
+        return f"exit code {r.rc} (a signal or an abort)"
+    for m in CRASH_MARKERS:
+        if m.search(r.stdout + r.stderr):
+            return f"crash marker /{m.pattern}/ in the output"
+    return None
+
+
+def first_line(text: str, limit: int = 300) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return "(empty)"
+    line = next((ln for ln in lines if re.search(r"(?i)\berror\b", ln)), lines[0])
+    return line if len(line) <= limit else line[:limit] + "..."
+
+
+def compare(out: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
+    """|out - ref| <= TOL * (rms(ref) + |ref|)."""
+    if out.shape != ref.shape:
+        return False, f"shape {out.shape}, expected {ref.shape}"
+    if out.dtype != ref.dtype:
+        return False, f"dtype {out.dtype}, expected {ref.dtype}"
+    if not np.all(np.isfinite(out)):
+        return False, "non-finite values in the output"
+    if ref.size == 0:
+        return True, "empty"
+    r = ref.astype(np.float64)
+    err = np.abs(out.astype(np.float64) - r)
+    scale = float(np.sqrt(np.mean(r * r))) or 1.0
+    ratio = err / (TOL * (scale + np.abs(r)))
+    worst = float(np.max(ratio))
+    detail = f"max|err| {float(np.max(err)):.2e}, worst err/tol {worst:.3f}"
+    if worst > 1.0:
+        idx = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+        detail += f" at {tuple(int(i) for i in idx)}: got {float(out[idx]):.7g}, " \
+                  f"expected {float(ref[idx]):.7g}"
+    return worst <= 1.0, detail
+
+
+class Checker:
+    def __init__(self, dscc: str | None, work: str, timeout: float, verbose: bool):
+        self.dscc = dscc
+        self.work = work
+        self.timeout = timeout
+        self.verbose = verbose
+        self.results: list[tuple[str, bool, str]] = []
+        self.imported: dict[str, str | None] = {}
+
+    def report(self, label: str, ok: bool, detail: str) -> None:
+        self.results.append((label, ok, detail))
+        print(f"{'PASS' if ok else 'FAIL'} {label}: {detail}", flush=True)
+
+    def importer(self, args: list[str]) -> Run:
+        return run([sys.executable, IMPORTER, *args], self.timeout)
+
+    def import_model(self, name: str) -> str | None:
+        """Imports models/NAME.onnx once; the output directory, or None (reported)."""
+        if name not in self.imported:
+            out = os.path.join(self.work, "import", name)
+            r = self.importer([os.path.join(MODELS_DIR, f"{name}.onnx"), "-o", out])
+            files = [os.path.join(out, f"{name}.{ext}") for ext in ("dsc", "safetensors")]
+            problem = crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc else None)
+            if problem is None and not all(os.path.isfile(f) for f in files):
+                problem = "exit 0 but the .dsc or .safetensors is missing"
+            if problem is None and sorted(os.listdir(out)) != sorted(map(os.path.basename, files)):
+                problem = f"files other than the two outputs left in {out}: {os.listdir(out)}"
+            if problem is None and not re.search(r"ops: \d+ ONNX nodes .* symbols: .* "
+                                                 r"parameters: \d+", r.stdout):
+                problem = f"no summary line: {first_line(r.stdout)}"
+            self.report(f"import {name}", problem is None,
+                        problem or r.stdout.strip().splitlines()[-1])
+            self.imported[name] = out if problem is None else None
+        return self.imported[name]
+
+    # -- numeric --------------------------------------------------------------------------
+
+    def numeric(self, spec: Spec) -> None:
+        out_dir = self.import_model(spec.name)
+        if out_dir is None:
+            return
+        model_path = os.path.join(MODELS_DIR, f"{spec.name}.onnx")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        opts.inter_op_num_threads = 1
+        sess = ort.InferenceSession(model_path, opts, providers=["CPUExecutionProvider"])
+        names = [o.name for o in sess.get_outputs()]
+        for k, sym in enumerate(spec.shapes):
+            label = f"{spec.name} " + ",".join(f"{a}={b}" for a, b in sym.items())
+            rng = np.random.default_rng(SEED + 101 * k + len(spec.name))
+            feeds = {name: gen(rng, sym) for name, gen in spec.inputs.items()}
+            case = os.path.join(self.work, re.sub(r"[^A-Za-z0-9_=-]+", "_", label))
+            os.makedirs(case)
+            args = []
+            for name, a in feeds.items():
+                path = os.path.join(case, f"{name}.npy")
+                np.save(path, a, allow_pickle=False)
+                args += ["--input", f"{name}={path}"]
+            r = run([self.dscc, "run", os.path.join(out_dir, f"{spec.name}.dsc"),
+                     "--weights", os.path.join(out_dir, f"{spec.name}.safetensors"), *args,
+                     f"--output={case}/out"], self.timeout)
+            problem = crash_reason(r) or (f"dscc run exit {r.rc}: {first_line(r.stderr)}"
+                                          if r.rc else None)
+            if problem:
+                self.report(label, False, problem + (f"\n{r.stderr}" if self.verbose else ""))
+                continue
+            refs = sess.run(None, feeds)
+            details, ok = [], True
+            for i, (name, ref) in enumerate(zip(names, refs)):
+                path = os.path.join(case, "out", f"output{i}.npy")
+                if not os.path.isfile(path):
+                    ok = False
+                    details.append(f"{name}: no {path}")
+                    continue
+                good, detail = compare(np.load(path), ref)
+                ok &= good
+                details.append(f"{name}: {detail}")
+            extra = os.path.join(case, "out", f"output{len(names)}.npy")
+            if os.path.exists(extra):
+                ok = False
+                details.append(f"more outputs than ONNX Runtime's {len(names)}")
+            self.report(label, ok, "; ".join(details))
+
+    # -- golden ---------------------------------------------------------------------------
+
+    def golden(self, update: bool) -> None:
+        out_dir = self.import_model("mlp")
+        if out_dir is None:
+            return
+        with open(os.path.join(out_dir, "mlp.dsc")) as f:
+            got = f.read()
+        path = os.path.join(GOLDEN_DIR, "mlp.dsc")
+        if update:
+            os.makedirs(GOLDEN_DIR, exist_ok=True)
+            with open(path, "w") as f:
+                f.write(got)
+            print(f"wrote {path}")
+        try:
+            with open(path) as f:
+                want = f.read()
+        except OSError as e:
+            self.report("golden mlp.dsc", False, f"cannot read {path}: {e.strerror}")
+            return
+        if got == want:
+            self.report("golden mlp.dsc", True, "the imported text equals golden/mlp.dsc")
+        else:
+            diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
+                                                "golden/mlp.dsc", "imported mlp.dsc"))
+            self.report("golden mlp.dsc", False, "differs (run with --update-golden if the "
+                        f"change is intended):\n{diff}")
+        if self.dscc:
+            r = run([self.dscc, "check", path], self.timeout)
+            problem = crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc else None)
+            self.report("golden mlp.dsc passes dscc check", problem is None, problem or "ok")
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def expect_failure(self, label: str, model: str, must_say: list[str],
+                       one_line: bool = False) -> None:
+        out = os.path.join(self.work, "fail", re.sub(r"\W+", "_", label))
+        os.makedirs(out)
+        r = self.importer([model, "-o", out])
+        problems = []
+        crash = crash_reason(r)
+        if crash:
+            problems.append(crash)
+        if r.rc != 1:
+            problems.append(f"exit {r.rc}, expected 1")
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        if not lines or not lines[0].startswith("onnx2dsc: error: "):
+            problems.append(f"stderr does not start with 'onnx2dsc: error: ': {first_line(r.stderr)}")
+        if one_line and len(lines) != 1:
+            problems.append(f"{len(lines)} lines on stderr, expected one")
+        for s in must_say:
+            if s not in r.stderr:
+                problems.append(f"stderr does not say '{s}'")
+        left = sorted(os.listdir(out))
+        if left:
+            problems.append(f"files left in the output directory: {', '.join(left)}")
+        detail = "; ".join(problems) if problems else first_line(r.stderr)
+        if problems and self.verbose:
+            detail += f"\n--- stderr ---\n{r.stderr}"
+        self.report(label, not problems, detail)
+
+    def errors(self) -> None:
+        self.expect_failure(
+            "unsupported ops are all listed", os.path.join(MODELS_DIR, "unsupported.onnx"),
+            ["4 nodes cannot be imported", "TopK (node '/bad/TopK'",
+             "CumSum (node '/bad/CumSum'", "Cast (node '/bad/Cast'", "UINT8",
+             "LayerNormalization (node '/bad/LayerNormalization'", "Mean or InvStdDev",
+             "nothing was written"])
+        with open(os.path.join(MODELS_DIR, "attention_op17.onnx"), "rb") as f:
+            data = f.read()
+        for frac in (0.5, 0.97):
+            trunc = os.path.join(self.work, f"truncated_{int(frac * 100)}.onnx")
+            with open(trunc, "wb") as f:
+                f.write(data[:int(len(data) * frac)])
+            self.expect_failure(f"truncated .onnx ({int(frac * 100)}%)", trunc,
+                                ["is not a readable ONNX model"], one_line=True)
+        garbage = os.path.join(self.work, "garbage.onnx")
+        with open(garbage, "wb") as f:
+            f.write(b"\x00\x01not an onnx file at all\xff" * 7)
+        self.expect_failure("garbage .onnx", garbage, ["is not a readable ONNX model"],
+                            one_line=True)
+        self.expect_failure("a graph with a cycle", os.path.join(MODELS_DIR, "cycle.onnx"),
+                            ["the graph has a cycle", "/cycle/Add"], one_line=True)
+        model = onnx.load(os.path.join(MODELS_DIR, "mlp.onnx"))
+        model.opset_import[0].version = 11
+        old = os.path.join(self.work, "opset11.onnx")
+        onnx.save(model, old)
+        self.expect_failure("opset 11", old, ["opset 11 is not supported", "13 to 21"],
+                            one_line=True)
+        self.expect_failure("a missing file", os.path.join(self.work, "no_such.onnx"),
+                            ["cannot read"], one_line=True)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dscc", help="the dscc binary (needed by numeric and golden)")
+    ap.add_argument("--only", default="numeric,golden,errors",
+                    help="comma-separated: numeric, golden, errors (default: all)")
+    ap.add_argument("--filter", help="numeric: only the models whose name matches this regex")
+    ap.add_argument("--update-golden", action="store_true", help="rewrite golden/mlp.dsc")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds per command")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ns = ap.parse_args(argv)
+    parts = {p.strip() for p in ns.only.split(",") if p.strip()}
+    unknown = parts - {"numeric", "golden", "errors"}
+    if unknown:
+        print(f"check_onnx_import.py: unknown --only part(s): {', '.join(sorted(unknown))}",
+              file=sys.stderr)
+        return 2
+    if "numeric" in parts and not ns.dscc:
+        print("check_onnx_import.py: --dscc is needed for the numeric cases", file=sys.stderr)
+        return 2
+    if ns.dscc and not (os.path.isfile(ns.dscc) and os.access(ns.dscc, os.X_OK)):
+        print(f"check_onnx_import.py: {ns.dscc} is not an executable", file=sys.stderr)
+        return 2
+
+    work = tempfile.mkdtemp(prefix="dsc-onnx-")
+    checker = Checker(ns.dscc, work, ns.timeout, ns.verbose)
+    try:
+        if "golden" in parts:
+            checker.golden(ns.update_golden)
+        if "errors" in parts:
+            checker.errors()
+        if "numeric" in parts:
+            for spec in SPECS:
+                if ns.filter and not re.search(ns.filter, spec.name):
+                    continue
+                try:
+                    checker.numeric(spec)
+                except Exception as e:  # noqa: BLE001 - a failed case, not a crash of the script
+                    checker.report(f"{spec.name}", False, f"{type(e).__name__}: {e}")
+    finally:
+        if ns.keep:
+            print(f"files kept in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    passed = sum(1 for _, ok, _ in checker.results if ok)
+    failed = len(checker.results) - passed
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or not checker.results else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
