@@ -9,6 +9,7 @@ a target are added beside these by hand and never rewritten here.
 
 import json
 import pathlib
+import random
 import struct
 
 CORPUS = pathlib.Path(__file__).resolve().parent / "corpus"
@@ -132,7 +133,18 @@ def prove_expr_seeds():
         write("fuzz_prove_expr", name, text)
 
 
+def compile_seeds():
+    # Any bytes choose a graph (fuzz_compile.cpp); these are a few of each length, so the run
+    # starts from graphs of many sizes rather than from the empty input's tiny one.
+    rng = random.Random(7)
+    for length in (8, 24, 48, 96, 160):
+        for i in range(2):
+            write("fuzz_compile", f"graph_{length}_{i}.bin",
+                  bytes(rng.randrange(256) for _ in range(length)))
+
+
 if __name__ == "__main__":
+    compile_seeds()
     npy_seeds()
     safetensors_seeds()
     manifest_seeds()

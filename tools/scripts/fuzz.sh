@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 build=${DSC_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${DSC_FUZZ_SECONDS:-60}
-all_targets=(fuzz_parser fuzz_npy fuzz_safetensors fuzz_manifest fuzz_prove_expr)
+all_targets=(fuzz_parser fuzz_npy fuzz_safetensors fuzz_manifest fuzz_prove_expr fuzz_compile)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do

@@ -1,9 +1,6 @@
-// A property test of fusion: random graphs of elementwise, broadcast, reduction, softmax,
-// reshape, permute, concat, slice and matmul ops at symbolic shapes [N, M] (and their
-// broadcasts [N, 1], [1, M], [M]), compiled fused and unfused through the whole CPU pipeline,
-// each against the reference interpreter at six shapes (1, the primes 7 and 17, and random
-// sizes). Values stay bounded (tanh, sigmoid, divisions by 1 + |y|) so that the comparison
-// measures fusion, not overflow. A failure prints the program, which is a complete .dsc file;
+// A property test of fusion: random graphs (RandomGraph.h) compiled fused and unfused through
+// the whole CPU pipeline, each against the reference interpreter at six shapes (1, the primes 7
+// and 17, and random sizes). A failure prints the program, which is a complete .dsc file;
 // DSC_PRINT_GRAPHS=1 prints every program with its fused kernel count.
 
 #include <gtest/gtest.h>
@@ -16,184 +13,16 @@
 #include <vector>
 
 #include "tests/unit/compiler/CompileUtil.h"
+#include "tests/unit/compiler/RandomGraph.h"
 
 namespace dsc::testing {
 namespace {
 
-// The shapes a value can have; every one broadcasts against NM.
-enum class Shape { NM, N1, OneM, M, MN };
-
-const char* type_of(Shape s) {
-  switch (s) {
-  case Shape::NM: return "f32[N, M]";
-  case Shape::N1: return "f32[N, 1]";
-  case Shape::OneM: return "f32[1, M]";
-  case Shape::M: return "f32[M]";
-  case Shape::MN: return "f32[M, N]";
-  }
-  return "";
-}
-
-struct Value {
-  std::string name;
-  Shape shape;
-  bool used = false;
-};
-
-// The shape of `a op b` under broadcasting (MN only meets MN).
-Shape broadcast(Shape a, Shape b) {
-  if (a == b) return a;
-  if ((a == Shape::OneM && b == Shape::M) || (a == Shape::M && b == Shape::OneM)) return Shape::OneM;
-  return Shape::NM;
-}
-
-class GraphGenerator {
-public:
-  explicit GraphGenerator(uint64_t seed) : rng_(seed) {}
-
-  std::string program() {
-    const Shape param_shapes[] = {Shape::NM, Shape::NM, Shape::M, Shape::N1, Shape::MN};
-    std::ostringstream params;
-    for (size_t i = 0; i < std::size(param_shapes); ++i) {
-      std::string name = "x" + std::to_string(i);
-      params << (i ? ", " : "") << name << ": " << type_of(param_shapes[i]);
-      values_.push_back({name, param_shapes[i]});
-    }
-    const int ops = 4 + static_cast<int>(rng_() % 9);
-    for (int i = 0; i < ops; ++i) add_op();
-    // Every value nothing reads is a result, so nothing is dead; and, sometimes, a value that is
-    // also read inside the graph (so it is needed both inside a fused group and outside it).
-    std::string results;
-    for (size_t i = std::size(param_shapes); i < values_.size(); ++i)
-      if (!values_[i].used || (rng_() % 8 == 0 && i + 1 < values_.size()))
-        results += (results.empty() ? "" : ", ") + values_[i].name;
-    std::ostringstream out;
-    out << "import nn\nfn f(" << params.str() << ") {\n" << body_.str() << "  return (" << results
-        << ")\n}\n";
-    return out.str();
-  }
-
-private:
-  // A value to read, more often a recent one (so that graphs are deep rather than wide).
-  const Value& pick() { return use(values_.size() - 1 - recent(values_.size())); }
-  const Value& pick(Shape s) {
-    std::vector<size_t> of;
-    for (size_t i = 0; i < values_.size(); ++i)
-      if (values_[i].shape == s) of.push_back(i);
-    return use(of.empty() ? 0 : of[of.size() - 1 - recent(of.size())]);
-  }
-  // 0 half the time, 1 a quarter, ..., below n.
-  size_t recent(size_t n) {
-    size_t back = 0;
-    while (back + 1 < n && rng_() % 2) ++back;
-    return back;
-  }
-  const Value& use(size_t i) {
-    values_[i].used = true;
-    return values_[i];
-  }
-  // Any value with N rows and M columns after broadcasting ([M, N] values are transposed).
-  std::string nm_operand() {
-    const Value& v = pick();
-    if (v.shape == Shape::MN) return "permute(" + v.name + ", [1, 0])";
-    return v.name;
-  }
-  Shape nm_shape(const std::string& operand) const {
-    for (const Value& v : values_)
-      if (v.name == operand) return v.shape;
-    return Shape::NM; // a permuted [M, N]
-  }
-
-  void bind(const std::string& expr, Shape shape) {
-    std::string name = "v" + std::to_string(values_.size());
-    body_ << "  let " << name << " = " << expr << "\n";
-    values_.push_back({name, shape});
-  }
-
-  void add_op() {
-    switch (rng_() % 12) {
-    case 0:
-    case 1: { // a bounded unary op
-      const char* ops[] = {"tanh", "sigmoid", "nn.relu", "nn.silu", "abs", "neg", "nn.gelu"};
-      const Value& v = pick();
-      bind(std::string(ops[rng_() % std::size(ops)]) + "(" + v.name + ")", v.shape);
-      return;
-    }
-    case 2:
-    case 3:
-    case 4: { // a binary op under broadcasting
-      std::string a = nm_operand(), b = nm_operand();
-      Shape s = broadcast(nm_shape(a), nm_shape(b));
-      switch (rng_() % 5) {
-      case 0: bind(a + " + " + b, s); return;
-      case 1: bind(a + " - " + b, s); return;
-      case 2: bind(a + " * " + b, s); return;
-      case 3: bind("maximum(" + a + ", " + b + ")", s); return;
-      default: bind(a + " / (abs(" + b + ") + 1.0)", s); return;
-      }
-    }
-    case 5: { // exp of something bounded
-      const Value& v = pick();
-      bind("exp(tanh(" + v.name + "))", v.shape);
-      return;
-    }
-    case 6: { // a reduction over one axis, kept as a broadcastable dim
-      const Value& v = pick(Shape::NM);
-      const char* ops[] = {"sum", "max", "mean", "min"};
-      bool rows = rng_() % 2;
-      bind(std::string(ops[rng_() % std::size(ops)]) + "(" + v.name + ", axis=" + (rows ? "-1" : "0") +
-               ", keepdims=true)",
-           rows ? Shape::N1 : Shape::OneM);
-      return;
-    }
-    case 7: { // softmax and the norms: stitched reductions
-      const Value& v = pick(Shape::NM);
-      const char* ops[] = {"nn.softmax(", "nn.log_softmax(", "nn.rms_norm(", "nn.layer_norm("};
-      int which = static_cast<int>(rng_() % std::size(ops));
-      std::string g = pick(Shape::M).name;
-      std::string args = v.name;
-      if (which == 2) args += ", " + g;
-      if (which == 3) args += ", " + g + ", " + pick(Shape::M).name;
-      bind(std::string(ops[which]) + args + ")", Shape::NM);
-      return;
-    }
-    case 8: { // a reshape round trip: [N, M] -> [N * M] -> [N, M] (an index remap, no copy)
-      const Value& v = pick(Shape::NM);
-      bind("reshape(reshape(" + v.name + " * 2.0, [N * M]), [N, M])", Shape::NM);
-      return;
-    }
-    case 9: { // a transpose
-      const Value& v = pick(rng_() % 2 ? Shape::NM : Shape::MN);
-      bind("permute(" + v.name + ", [1, 0])", v.shape == Shape::NM ? Shape::MN : Shape::NM);
-      return;
-    }
-    case 10: { // concat along rows and the halves split back
-      const Value& v = pick(Shape::NM);
-      const Value& w = pick(Shape::NM);
-      bind("slice(concat([" + v.name + ", " + w.name + " + 1.0], axis=0), axis=0, start=N, end=2 * N)",
-           Shape::NM);
-      return;
-    }
-    default: { // two library-call matmuls: [N, M] @ [M, N] @ [N, M]
-      const Value& v = pick(Shape::NM);
-      const Value& w = pick(Shape::MN);
-      const Value& u = pick(Shape::NM);
-      bind("matmul(matmul(tanh(" + v.name + "), tanh(" + w.name + ")), tanh(" + u.name + ")) * 0.01",
-           Shape::NM);
-      return;
-    }
-    }
-  }
-
-  std::mt19937_64 rng_;
-  std::vector<Value> values_;
-  std::ostringstream body_;
-};
-
 TEST(RandomGraphFusion, FusedAndUnfusedMatchTheReference) {
   const int graphs = 30;
   for (int g = 0; g < graphs; ++g) {
-    std::string source = GraphGenerator(1000 + g).program();
+    SeededChoices choices(1000 + g);
+    std::string source = random_graph_program(choices);
     SCOPED_TRACE("graph " + std::to_string(g) + ":\n" + source);
     NumericCase c{"graph" + std::to_string(g), source, {"N", "M"}, 2, 1e-4};
     CompiledProgram fused = compile_program(source, "f");
