@@ -57,15 +57,32 @@ public:
       if (fact.origin == ShapeFact::Origin::Where) {
         fact.status = ShapeFact::Status::Assumed;
         assumptions.add(fact.predicate);
-      } else if (fact.status == ShapeFact::Status::Proved) {
-        // Decided already (a symbol bound by a type assertion): true by construction.
+      } else if (fact.origin == ShapeFact::Origin::Assertion &&
+                 fact.status == ShapeFact::Status::Proved) {
+        // A symbol bound by a type assertion: true by construction.
         assumptions.add(fact.predicate);
+      } else if (fact.status == ShapeFact::Status::Proved) {
+        // infer_shapes proved it assuming the facts recorded before it, which may themselves
+        // be only checked at run time; assuming it from the start could then prove those from
+        // it, and nothing would check either (reshape(x: [B, S], [2, S]) returned as [B, S]:
+        // the element count proved from B == 2, and B == 2 from the element count). Decided
+        // again below, in order.
+        fact.status = ShapeFact::Status::Unchecked;
       }
     }
     if (!consistent) return facts; // everything would follow from a contradiction
+    // In order, each from the where clauses, the assertions and the facts before it: the host
+    // code checks every run-time fact before it computes anything, so a fact that follows from
+    // earlier ones (checked or proved) needs no check of its own, and no fact is ever assumed
+    // to prove one that comes before it.
     for (ShapeFact& fact : facts) {
+      if (fact.status == ShapeFact::Status::RuntimeCheck) { // decided before (inline_calls)
+        assumptions.add(fact.predicate);
+        continue;
+      }
       if (fact.status != ShapeFact::Status::Unchecked) continue;
       decide(fact, assumptions);
+      assumptions.add(fact.predicate);
     }
     return facts;
   }
