@@ -92,6 +92,7 @@ def main(argv: list[str]) -> int:
 
     try:
         result = import_model(model, identifier(name, "model"), source=os.path.basename(path))
+        weights = safetensors_bytes(result.weights)
     except ModelError as e:
         return fail(f"{path}: {e}")
     except ImportFailure as e:
@@ -114,7 +115,7 @@ def main(argv: list[str]) -> int:
     try:
         os.makedirs(out_dir, exist_ok=True)
         write_files({dsc_path: result.text.encode(),
-                     st_path: safetensors_bytes(result.weights)})
+                     st_path: weights})
     except OSError as e:
         return fail(f"cannot write to {out_dir}: {e.strerror or e}")
 

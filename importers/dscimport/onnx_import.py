@@ -41,10 +41,10 @@ from .symdim import Dim, Undecided, dmax, dmin, product
 
 MIN_OPSET, MAX_OPSET = 13, 21
 
-try:  # onnx is imported lazily by the CLI; this module needs it for the enums only.
-    from onnx import TensorProto, helper, numpy_helper
+try:  # onnx is imported lazily by the CLI; this module needs it for the enums and schemas.
+    from onnx import AttributeProto, TensorProto, defs, helper, numpy_helper
 except ImportError:  # pragma: no cover - the CLI reports a missing onnx first
-    TensorProto = helper = numpy_helper = None  # type: ignore[assignment]
+    AttributeProto = TensorProto = defs = helper = numpy_helper = None  # type: ignore[assignment]
 
 
 class ModelError(Exception):
@@ -117,6 +117,32 @@ def dtype_of_array(a: np.ndarray) -> str:
         if a.dtype == t:
             return name
     raise Unsupported(f"constant of numpy dtype {a.dtype}, which dsc does not have")
+
+
+def tensor_array(t, what: str) -> tuple[np.ndarray, str]:
+    """A TensorProto's value and dsc dtype. A type dsc lacks is Unsupported; dims or data
+    that do not fit each other (a malformed file) are a ModelError."""
+    dtype = dtype_of_enum(t.data_type, what)
+    if any(d < 0 for d in t.dims):
+        raise ModelError(f"{what} has a negative dim: {list(t.dims)}")
+    try:
+        arr = numpy_helper.to_array(t)
+    except Exception as e:  # noqa: BLE001 - onnx raises several kinds for malformed data
+        detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ModelError(f"{what} is malformed: its data does not fit its dims "
+                         f"{list(t.dims)} ({detail})") from None
+    if list(arr.shape) != list(t.dims):
+        raise ModelError(f"{what} holds {arr.size} values, which do not fit its dims "
+                         f"{list(t.dims)}")
+    return arr.astype(NP_DTYPES[dtype]), dtype
+
+
+def finite_literal(v: float, dtype: str, what: str) -> str:
+    """The literal of an attribute's value; an infinite or NaN one is not supported."""
+    t = literal_text(v, dtype)
+    if t is None:
+        raise Unsupported(f"{what} is {v}, which has no dsc literal")
+    return t
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,6 +267,34 @@ class Node:
         self._attrs = {a.name: a for a in node.attribute}
         self._seen_attrs: set[str] = set()
 
+    def check_schema(self) -> None:
+        """ModelError unless the node fits its ONNX schema at the model's opset: the op exists
+        there, the numbers of inputs and outputs, the required attributes and the types of
+        the attributes (an `axis` given as a float or a string would reach the converters)."""
+        try:
+            schema = defs.get_schema(self.op, self.opset, "")
+        except defs.SchemaError:
+            since = defs.get_schema(self.op, MAX_OPSET, "").since_version \
+                if defs.has(self.op) else None
+            raise ModelError(f"{self.op} is not an op of opset {self.opset}" +
+                             (f" (it is from opset {since})" if since else "")) from None
+        n_in, n_out = self.n_inputs, len(self.node.output)
+        if not schema.min_input <= n_in <= schema.max_input:
+            takes = _count_range(schema.min_input, schema.max_input)
+            raise ModelError(f"{n_in} inputs; {self.op} takes {takes}")
+        if not schema.min_output <= n_out <= schema.max_output:
+            raise ModelError(f"{n_out} outputs; {self.op} has "
+                             f"{_count_range(schema.min_output, schema.max_output)}")
+        for name, a in self._attrs.items():
+            want = schema.attributes.get(name)
+            if want is not None and not a.ref_attr_name and a.type != int(want.type.value):
+                raise ModelError(f"attribute '{name}' is of type "
+                                 f"{_attr_type_name(a.type)}; {self.op} takes "
+                                 f"{_attr_type_name(int(want.type.value))}")
+        for name, want in schema.attributes.items():
+            if want.required and name not in self._attrs:
+                raise ModelError(f"attribute '{name}' is required")
+
     # -- attributes -----------------------------------------------------------------------
 
     def attr(self, name: str, default=None):
@@ -256,6 +310,14 @@ class Node:
         if isinstance(v, list):
             v = [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v]
         return v
+
+    def flag(self, name: str, default: int) -> bool:
+        """An int attribute that must be 0 or 1 (keepdims, transA, ...): ONNX says nothing of
+        other values, and runtimes differ on them."""
+        v = self.attr(name, default)
+        if v not in (0, 1):
+            raise ModelError(f"attribute '{name}' is {v}; it must be 0 or 1")
+        return bool(v)
 
     def unread_attrs(self) -> list[str]:
         return sorted(set(self._attrs) - self._seen_attrs)
@@ -288,12 +350,20 @@ class Node:
         raise Unsupported(f"{what or f'input {i}'} ('{self.node.input[i]}') is computed at run "
                           f"time; it must be known at import time")
 
+    def int_const(self, i: int, what: str) -> np.ndarray:
+        """Input i's value, known at import time: a 1-D tensor of integers (a shape, axes)."""
+        a = self.const(i, what)
+        if self.input(i).dtype not in INTS or a.ndim != 1:
+            raise ModelError(f"{what} ('{self.node.input[i]}') is "
+                             f"{self.input(i).type_text()}; it must be a 1-D tensor of integers")
+        return a
+
     def all_const(self, *idx: int) -> bool:
         ids = idx or tuple(i for i in range(self.n_inputs) if self.has(i))
         return all(self.input(i).is_const() for i in ids if self.has(i))
 
     def ints(self, i: int, what: str) -> list[int]:
-        return [as_int(x, what) for x in np.asarray(self.const(i, what)).reshape(-1)]
+        return [as_int(x, what) for x in np.asarray(self.int_const(i, what)).reshape(-1)]
 
     # -- outputs --------------------------------------------------------------------------
 
@@ -352,6 +422,17 @@ class Node:
         return self.operand(v)
 
 
+def _count_range(lo: int, hi: int) -> str:
+    if lo == hi:
+        return str(lo)
+    return f"at least {lo}" if hi >= 1 << 30 else f"{lo} to {hi}"
+
+
+def _attr_type_name(t: int) -> str:
+    return AttributeProto.AttributeType.Name(t) if t in AttributeProto.AttributeType.values() \
+        else str(t)
+
+
 ROLES = {("MatMul", 0): "a", ("MatMul", 1): "w", ("Gemm", 0): "a", ("Gemm", 1): "w",
          ("Gemm", 2): "b", ("Add", 0): "b", ("Add", 1): "b", ("LayerNormalization", 1): "scale",
          ("LayerNormalization", 2): "bias", ("Gather", 0): "table", ("Gather", 1): "indices"}
@@ -394,6 +475,13 @@ COMPARE = {"Equal": ("==", np.equal), "Less": ("<", np.less), "Greater": (">", n
 LOGICAL = {"And": ("&&", np.logical_and), "Or": ("||", np.logical_or)}
 
 
+def same_dtype(n: Node, *vals: Value | None) -> None:
+    """ONNX gives these operands one type T; dsc would reject the mix only later, or not."""
+    types = [v.dtype for v in vals if v is not None]
+    if len(set(types)) > 1:
+        raise ModelError(f"{n.op} of {' and '.join(types)}: the operands must have one type")
+
+
 def _fold_binary(n: Node, fn, a: np.ndarray, b: np.ndarray, dtype: str) -> bool:
     if a.size > FOLD_LIMIT or b.size > FOLD_LIMIT:
         return False
@@ -418,6 +506,7 @@ def _elementwise(n: Node, op: str, a: Value, b: Value, dtype: str) -> None:
                          "literal")
 def _binary(n: Node) -> None:
     a, b = n.input(0), n.input(1)
+    same_dtype(n, a, b)
     op, fn = BINARY[n.op]
     if n.op == "Div":
         if a.dtype in INTS:
@@ -438,6 +527,7 @@ def _binary(n: Node) -> None:
 @converter(*COMPARE, note="`==`, `<`, `>`, `<=`, `>=` (bool result)")
 def _compare(n: Node) -> None:
     a, b = n.input(0), n.input(1)
+    same_dtype(n, a, b)
     op, fn = COMPARE[n.op]
     if a.is_const() and b.is_const() and _fold_binary(n, fn, a.const, b.const, "bool"):
         return
@@ -447,6 +537,9 @@ def _compare(n: Node) -> None:
 @converter(*LOGICAL, note="`&&`, `||`")
 def _logical(n: Node) -> None:
     a, b = n.input(0), n.input(1)
+    same_dtype(n, a, b)
+    if a.dtype != "bool":
+        raise ModelError(f"{n.op} of {a.dtype}: the operands must be bool")
     op, fn = LOGICAL[n.op]
     if a.is_const() and b.is_const() and _fold_binary(n, fn, a.const, b.const, "bool"):
         return
@@ -454,7 +547,7 @@ def _logical(n: Node) -> None:
 
 
 def _check_mod(n: Node) -> None:
-    if n.attr("fmod", 0) != 0:
+    if n.flag("fmod", 0):
         raise Unsupported("fmod=1 (C's fmod); dsc's % is floor modulo")
 
 
@@ -462,6 +555,7 @@ def _check_mod(n: Node) -> None:
                        "no modulo on tensors", precheck=_check_mod)
 def _mod(n: Node) -> None:
     a, b = n.input(0), n.input(1)
+    same_dtype(n, a, b)
     if a.dtype not in INTS:
         raise Unsupported("Mod of floats")
     if a.is_const() and b.is_const() and _fold_binary(n, np.mod, a.const, b.const, a.dtype):
@@ -472,6 +566,7 @@ def _mod(n: Node) -> None:
 @converter("Max", "Min", note="`maximum`, `minimum` (pairwise over the inputs)")
 def _maxmin(n: Node) -> None:
     vals = [n.input(i) for i in range(n.n_inputs)]
+    same_dtype(n, *vals)
     if all(v.is_const() for v in vals) and not any(is_symbolic(v.const) for v in vals):
         fn = np.maximum if n.op == "Max" else np.minimum
         r = vals[0].const
@@ -566,6 +661,9 @@ def _pow(n: Node) -> None:
 @converter("Where", note="`where(c, a, b)`")
 def _where(n: Node) -> None:
     c, a, b = n.input(0), n.input(1), n.input(2)
+    same_dtype(n, a, b)
+    if c.dtype != "bool":
+        raise ModelError(f"Where with a condition of {c.dtype}: it must be bool")
     if c.is_const() and a.is_const() and b.is_const():
         try:
             n.const_out(np.where(c.const, a.const, b.const),
@@ -596,7 +694,7 @@ def _cast(n: Node) -> None:
     if x.is_const():
         if is_symbolic(x.const):
             if to in INTS:
-                n.const_out(x.const)
+                n.const_out(x.const, dtype=to)
                 return
             raise Unsupported(f"a shape value cast to {to}")
         n.const_out(x.const.astype(NP_DTYPES[to]), dtype=to)
@@ -617,6 +715,12 @@ def _check_dropout(n: Node) -> None:
 @converter("Identity", "Dropout", note="the input itself (Dropout: inference only, no mask)",
            precheck=_check_dropout)
 def _identity(n: Node) -> None:
+    if n.op == "Dropout":
+        for i, what, types, kind in ((1, "ratio", FLOATS, "float"),
+                                     (2, "training_mode", ("bool",), "bool")):
+            if n.has(i) and (n.input(i).rank != 0 or n.input(i).dtype not in types):
+                raise ModelError(f"its {what} is {n.input(i).type_text()}; it must be a {kind} "
+                                 f"scalar")
     if n.op == "Dropout" and n.has(2):
         t = n.input(2)
         if not (t.is_const() and not bool(np.asarray(t.const).reshape(-1)[0])):
@@ -676,10 +780,11 @@ def _check_layer_norm(n: Node) -> None:
            precheck=_check_layer_norm)
 def _layer_norm(n: Node) -> None:
     x, scale, bias = n.input(0), n.input(1), n.opt(2)
+    same_dtype(n, x, scale, bias)
     axis = _axis(n.attr("axis", -1), x.rank, "axis")
     eps = float(n.attr("epsilon", 1e-5))
     n.attr("stash_type", 1)
-    eps_text = literal_text(eps, "f32")
+    eps_text = finite_literal(eps, "f32", "epsilon")
     if axis == x.rank - 1:
         xr, sr = n.operand(x), n.operand(scale)
         b = n.operand(bias) if bias is not None else Lit("0.0")
@@ -720,6 +825,7 @@ def _matmul_shape(a: list, b: list, what: str) -> list:
 @converter("MatMul", note="`matmul(a, b)`")
 def _matmul(n: Node) -> None:
     a, b = n.input(0), n.input(1)
+    same_dtype(n, a, b)
     if a.dtype not in FLOATS + INTS:
         raise Unsupported(f"MatMul of {a.dtype}")
     shape = _matmul_shape(a.shape, b.shape, n.op)
@@ -730,8 +836,9 @@ def _matmul(n: Node) -> None:
                         "(transB=1, as torch's Linear exports) is stored transposed, [in, out]")
 def _gemm(n: Node) -> None:
     a, b, c = n.input(0), n.input(1), n.opt(2)
+    same_dtype(n, a, b, c)
     alpha, beta = float(n.attr("alpha", 1.0)), float(n.attr("beta", 1.0))
-    ta, tb = n.attr("transA", 0), n.attr("transB", 0)
+    ta, tb = n.flag("transA", 0), n.flag("transB", 0)
     if a.rank != 2 or b.rank != 2:
         raise ModelError("Gemm needs rank-2 A and B")
 
@@ -748,11 +855,11 @@ def _gemm(n: Node) -> None:
     shape = _matmul_shape(sa, sb, n.op)
     e: Expr = Call("matmul", [ea, eb])
     if alpha != 1.0:
-        e = Bin("*", e, Lit(literal_text(alpha, a.dtype)))
+        e = Bin("*", e, Lit(finite_literal(alpha, a.dtype, "alpha")))
     if c is not None and beta != 0.0:
         ec = n.operand_in(c, [shape], shape)
         if beta != 1.0:
-            ec = Bin("*", ec, Lit(literal_text(beta, a.dtype)))
+            ec = Bin("*", ec, Lit(finite_literal(beta, a.dtype, "beta")))
         e = Bin("+", e, ec)
         shape = broadcast_shapes([shape, c.shape], n.op)
     n.define(e, a.dtype, shape)
@@ -771,8 +878,8 @@ REDUCE = {"ReduceMean": ("mean", np.mean, 18), "ReduceSum": ("sum", np.sum, 13),
 def _reduce(n: Node) -> None:
     x = n.input(0)
     callee, fn, axes_input_from = REDUCE[n.op]
-    keepdims = bool(n.attr("keepdims", 1))
-    noop = bool(n.attr("noop_with_empty_axes", 0))
+    keepdims = n.flag("keepdims", 1)
+    noop = n.flag("noop_with_empty_axes", 0)
     if n.opset >= axes_input_from:
         axes = n.ints(1, "axes") if n.has(1) else []
     else:
@@ -827,8 +934,7 @@ def _constant(n: Node) -> None:
         if v is None:
             continue
         if key == "value":
-            arr = numpy_helper.to_array(v)
-            dtype_of_enum(v.data_type, "the constant")
+            arr, _ = tensor_array(v, "the constant")
         elif key.startswith("value_float"):
             arr = np.array(v, dtype=np.float32)
         else:
@@ -842,18 +948,21 @@ def _constant(n: Node) -> None:
 
 @converter("ConstantOfShape", note="folded when small; else `full([dims], value, dtype=...)`")
 def _constant_of_shape(n: Node) -> None:
-    dims = to_dims(n.const(0, "the shape"))
+    dims = to_dims(n.int_const(0, "the shape"))
     t = n.attr("value")
     if t is not None:
-        val = numpy_helper.to_array(t).reshape(-1)
-        dtype = dtype_of_enum(t.data_type, "the value")
-        val = val[0]
+        val, dtype = tensor_array(t, "the value")
+        if val.size != 1:
+            raise ModelError(f"the value has {val.size} elements, not one")
+        val = val.reshape(-1)[0]
     else:
         val, dtype = np.float32(0.0), "f32"
+    if any(isinstance(d, int) and d < 0 for d in dims):
+        raise ModelError(f"ConstantOfShape of a negative dim: {dims}")
     if all(isinstance(d, int) for d in dims) and math.prod(dims) <= 4096:
         n.const_out(np.full(dims, val, dtype=NP_DTYPES[dtype]), dtype=dtype)
         return
-    n.define(Call("full", [Dims(dims), Lit(literal_text(val.item(), dtype))],
+    n.define(Call("full", [Dims(dims), Lit(finite_literal(val.item(), dtype, "the value"))],
                   [("dtype", Str(dtype))]), dtype, dims)
 
 
@@ -880,6 +989,8 @@ def _reshape_target(n: Node, x: Value, target: list, allowzero: bool) -> tuple[l
     if infer is not None:
         total = product(x.shape)
         known = product(d for i, d in enumerate(dims) if i != infer)
+        if symdim.as_dim(known).value() == 0:
+            raise ModelError(f"Reshape: -1 beside a 0 dim in {target}")
         q = total // known
         dims[infer] = symdim.simplify(q)
         if (q * known).same(total):
@@ -890,8 +1001,8 @@ def _reshape_target(n: Node, x: Value, target: list, allowzero: bool) -> tuple[l
 @converter("Reshape", note="`reshape(x, [dims])` with the target folded; 0 and -1 resolved")
 def _reshape(n: Node) -> None:
     x = n.input(0)
-    target = to_dims(n.const(1, "the target shape"))
-    dims, printed = _reshape_target(n, x, target, bool(n.attr("allowzero", 0)))
+    target = to_dims(n.int_const(1, "the target shape"))
+    dims, printed = _reshape_target(n, x, target, n.flag("allowzero", 0))
     _emit_reshape(n, x, dims, printed)
 
 
@@ -937,6 +1048,8 @@ def _unsqueeze(n: Node) -> None:
     axes = _unsqueeze_axes(n)
     r = x.rank + len(axes)
     axes = sorted(_axis(a, r, "axis") for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ModelError(f"Unsqueeze: an axis repeats in {axes}")
     dims = list(x.shape)
     for a in axes:
         dims.insert(a, 1)
@@ -983,8 +1096,16 @@ def _transpose(n: Node) -> None:
 @converter("Concat", note="`concat([a, b], axis=...)`; folded on shape values")
 def _concat(n: Node) -> None:
     vals = [n.input(i) for i in range(n.n_inputs) if n.has(i)]
+    same_dtype(n, *vals)
     r = vals[0].rank
     axis = _axis(n.attr("axis"), r, "axis")
+    for v in vals[1:]:
+        if v.rank != r:
+            raise ModelError(f"Concat of ranks {r} and {v.rank}")
+        for i in range(r):
+            if i != axis and symdim.as_dim(vals[0].shape[i]).decide_eq(v.shape[i]) is False:
+                raise ModelError(f"Concat: dims {vals[0].shape[i]} and {v.shape[i]} of axis {i} "
+                                 f"differ")
     if all(v.is_const() for v in vals):
         arrs = [v.const for v in vals]
         sym = any(is_symbolic(a) for a in arrs)
@@ -1013,9 +1134,11 @@ def _split(n: Node) -> None:
     k = n.n_outputs
     num_outputs = n.attr("num_outputs")
     if n.has(1):
-        sizes = to_dims(n.const(1, "split"))
+        sizes = to_dims(n.int_const(1, "split"))
     else:
         parts = num_outputs if num_outputs is not None else k
+        if parts < 1:
+            raise ModelError(f"Split into {parts} pieces")
         dv = symdim.as_dim(d).value()
         if dv is not None:
             chunk = -(-dv // parts)
@@ -1065,13 +1188,17 @@ def _slice_bound(v, d, clamp_hi) -> object:
                          "symbolic (folded), clamped as ONNX does with `min`/`max`")
 def _slice(n: Node) -> None:
     x = n.input(0)
-    starts = to_dims(n.const(1, "starts"))
-    ends = to_dims(n.const(2, "ends"))
+    starts = to_dims(n.int_const(1, "starts"))
+    ends = to_dims(n.int_const(2, "ends"))
     axes = n.ints(3, "axes") if n.has(3) else list(range(len(starts)))
     steps = n.ints(4, "steps") if n.has(4) else [1] * len(starts)
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise ModelError("Slice: starts, ends, axes and steps differ in length")
     axes = [_axis(a, x.rank, "axis") for a in axes]
+    if 0 in steps:
+        raise ModelError("Slice: a step is 0")
+    if len(set(axes)) != len(axes):
+        raise ModelError(f"Slice: an axis repeats in {axes}")
     numeric = all(isinstance(v, int) for v in starts + ends)
     if x.is_const() and numeric:
         idx = [slice(None)] * x.rank
@@ -1113,6 +1240,12 @@ def _gather(n: Node) -> None:
     axis = _axis(n.attr("axis", 0), x.rank, "axis")
     if idx.dtype not in INTS:
         raise ModelError(f"Gather indices of {idx.dtype}")
+    if idx.is_const() and not is_symbolic(idx.const) and idx.const.size:
+        d = symdim.as_dim(x.shape[axis]).value()
+        lo, hi = int(idx.const.min()), int(idx.const.max())
+        if d is not None and (lo < -d or hi >= d):
+            raise ModelError(f"Gather index {lo if lo < -d else hi} is out of range for a dim "
+                             f"of {d}")
     if x.is_const() and idx.is_const() and not is_symbolic(idx.const):
         if idx.const.size <= FOLD_LIMIT:
             n.const_out(np.take(x.const, idx.const.astype(np.int64), axis=axis),
@@ -1127,7 +1260,7 @@ def _gather(n: Node) -> None:
                           "constant is `full`")
 def _expand(n: Node) -> None:
     x = n.input(0)
-    target = to_dims(n.const(1, "the shape"))
+    target = to_dims(n.int_const(1, "the shape"))
     out = broadcast_shapes([x.shape, target], n.op)
     if x.is_const() and all(isinstance(d, int) for d in out) and math.prod(out) <= FOLD_LIMIT:
         n.const_out(contiguous(np.broadcast_to(x.const, out)),
@@ -1149,14 +1282,23 @@ def _expand(n: Node) -> None:
 
 @converter("Range", note="folded when constant; else `arange(start, end, step)` over symbols")
 def _range(n: Node) -> None:
+    for i in range(3):
+        if n.input(i).rank != 0 or n.input(i).dtype != n.input(0).dtype:
+            raise ModelError(f"input {i} is {n.input(i).type_text()}; Range takes three scalars "
+                             f"of one type")
     start, limit, delta = (np.asarray(n.const(i, w)).reshape(-1)[0]
                            for i, w in ((0, "start"), (1, "limit"), (2, "delta")))
     dtype = n.input(0).dtype
     vals = [symdim.simplify(v) if isinstance(v, (Dim, np.integer, int)) else v
             for v in (start, limit, delta)]
     if not any(isinstance(v, Dim) for v in vals):
-        n.const_out(np.arange(*[np.asarray(v).item() for v in vals]).astype(NP_DTYPES[dtype]),
-                    dtype=dtype)
+        s, e, st = (np.asarray(v).item() for v in vals)
+        if not all(math.isfinite(v) for v in (s, e, st)) or st == 0:
+            raise ModelError(f"Range({s}, {e}, {st})")
+        length = max(math.ceil((e - s) / st), 0)
+        if length > FOLD_LIMIT:
+            raise Unsupported(f"a constant Range of {length} elements")
+        n.const_out(np.arange(s, e, st).astype(NP_DTYPES[dtype]), dtype=dtype)
         return
     if dtype not in INTS:
         raise Unsupported(f"a Range of {dtype} with symbolic bounds")
@@ -1279,13 +1421,12 @@ class Importer:
             if t.data_location == TensorProto.EXTERNAL and not t.raw_data:
                 raise ModelError(f"initializer '{t.name}' lives in an external file that was "
                                  f"not loaded")
-            dtype = dtype_of_enum(t.data_type, f"initializer '{t.name}'")
-            arr = numpy_helper.to_array(t)
-            self.values[t.name] = self.prog.constant(arr.astype(NP_DTYPES[dtype]), dtype,
-                                                     weight_hint(t.name))
+            arr, dtype = tensor_array(t, f"initializer '{t.name}'")
+            self.values[t.name] = self.prog.constant(arr, dtype, weight_hint(t.name))
 
     def run(self) -> ImportResult:
         g = self.graph
+        _check_strings(self.model)
         order = self._sorted_nodes()
         for _, nd in order:
             for name in _node_inputs(nd):
@@ -1308,6 +1449,7 @@ class Importer:
             n = Node(self, nd, i)
             if any(name in self.poisoned for name in _node_inputs(nd)):
                 try:
+                    n.check_schema()
                     if nd.op_type in PRECHECKS:
                         PRECHECKS[nd.op_type](n)
                 except (Unsupported, ModelError) as e:
@@ -1315,6 +1457,7 @@ class Importer:
                 self._poison(nd)
                 continue
             try:
+                n.check_schema()
                 if nd.op_type in PRECHECKS:
                     PRECHECKS[nd.op_type](n)
                 CONVERTERS[nd.op_type](n)
@@ -1331,11 +1474,17 @@ class Importer:
                 self._fail(op, nd, i, f"invalid node: {e}")
         if self.problems:
             raise ImportFailure(sorted(self.problems, key=lambda p: p.index))
+        if not g.output:
+            raise ModelError("the graph has no outputs")
         outs = []
         for o in g.output:
             if o.name not in self.values:
                 raise ModelError(f"graph output '{o.name}' is not defined")
-            outs.append(self.values[o.name])
+            v = self.values[o.name]
+            if v.is_const() and is_symbolic(v.const):
+                raise ModelError(f"graph output '{o.name}' is the shape value "
+                                 f"{to_dims(v.const)}, which a dsc function cannot return")
+            outs.append(v)
         self.prog.set_returns(outs)
         self.prog.header.insert(0, f"Imported from {self.source} by importers/onnx2dsc.py "
                                    f"(ONNX opset {self.opset}, {len(order)} node"
@@ -1357,6 +1506,20 @@ class Importer:
         for o in nd.output:
             if o:
                 self.poisoned.add(o)
+
+
+def _check_strings(msg) -> None:
+    """ModelError for a string field that is not UTF-8 (protobuf then gives bytes, not str:
+    a corrupt name or op type would reach the converters)."""
+    for fd, value in msg.ListFields():
+        if fd.type == fd.TYPE_STRING:
+            for v in [value] if isinstance(value, (str, bytes)) else value:
+                if not isinstance(v, str):
+                    raise ModelError(f"a {msg.DESCRIPTOR.name}'s {fd.name} is not UTF-8 text: "
+                                     f"{v[:60]!r}")
+        elif fd.type == fd.TYPE_MESSAGE:
+            for m in [value] if hasattr(value, "ListFields") else value:
+                _check_strings(m)
 
 
 def _node_inputs(nd) -> list[str]:
