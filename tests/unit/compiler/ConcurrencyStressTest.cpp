@@ -1,6 +1,7 @@
 // One compiled model called from many threads at once, at random shapes with `where`
 // violations mixed in: every call's result equals the same call's result run alone, and every
-// violation is an error naming its clause, on its own thread. Under ThreadSanitizer
+// violation is an error naming its clause, on its own thread, with half the weights declared
+// constant (packed once, on first use, by whichever thread comes first). Under ThreadSanitizer
 // (-DDSC_SANITIZE=thread, docs/testing.md) the runtime's side of it is race-checked too.
 
 #include <gtest/gtest.h>
@@ -9,6 +10,8 @@
 #include <cstring>
 #include <thread>
 
+#include "runtime/dsc_runtime.h"
+#include "runtime/gemm/ConstantPacks.h"
 #include "tests/unit/compiler/CompileUtil.h"
 
 namespace dsc::testing {
@@ -63,6 +66,15 @@ TEST(ConcurrencyStress, ManyThreadsMatchSingleThreadedCalls) {
       EXPECT_NE(c.alone.error.find("where"), std::string::npos) << c.alone.error;
     }
   }
+  // The weights of half the cases are declared constant now, after their single-threaded runs:
+  // their GEMM then packs each on first use, from whichever threads get there first, and every
+  // later call reads the pack (runtime/gemm/ConstantPacks.h); the results must not change.
+  std::vector<const void*> constants;
+  for (size_t i = 0; i < cases.size(); i += 2) {
+    runtime::Tensor& w = cases[i].inputs[1];
+    ASSERT_EQ(dsc_declare_constant(w.data(), w.nbytes()), 0) << dsc_last_error();
+    constants.push_back(w.data());
+  }
   constexpr int kThreads = 8, kCalls = 150;
   std::atomic<int> mismatches{0}, wrong_errors{0}, calls{0};
   std::vector<std::string> first_problem(kThreads);
@@ -91,6 +103,9 @@ TEST(ConcurrencyStress, ManyThreadsMatchSingleThreadedCalls) {
   }
   for (std::thread& th : threads)
     th.join();
+  EXPECT_GE(runtime::gemm::constant_pack_count(), 1u); // the packed path did run
+  for (const void* w : constants)
+    EXPECT_EQ(dsc_release_constant(w), 0);
   EXPECT_EQ(calls.load(), kThreads * kCalls);
   EXPECT_EQ(mismatches.load(), 0);
   EXPECT_EQ(wrong_errors.load(), 0);
