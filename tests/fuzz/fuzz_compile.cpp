@@ -1,8 +1,9 @@
 // libFuzzer entry point, structure-aware: the bytes choose a random graph of ops
 // (tests/unit/compiler/RandomGraph.h: maps, broadcasts, reductions, softmax and norms, reshape
 // round trips, transposes, concat and slice, library matmuls), its shape (N, M in 1..24) and
-// whether legalize fuses; the program goes through the whole pipeline and the LLVM JIT and runs
-// next to the reference interpreter on the same random inputs. A generated program is always
+// whether legalize fuses, and a where clause (none, bounds, N == M, ...); the program goes
+// through the whole pipeline and the LLVM JIT and runs next to the reference interpreter on the
+// same random inputs. A shape that violates the clause must be refused by both. A generated program is always
 // valid, so a compile error is a crash; so is any output element that differs beyond the
 // tolerance (the program and the difference are printed first).
 //
@@ -48,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool fuse = bytes.ConsumeBool();
   const uint64_t seed = bytes.ConsumeIntegral<uint64_t>();
   BytesChoices choices(bytes);
-  const std::string source = random_graph_program(choices);
+  const std::string source = random_graph_program(choices, /*where=*/true);
   CompiledProgram p = compile_program(source, "f", fuse);
   if (!p.errors.empty()) {
     std::fprintf(stderr, "fuzz_compile: a valid program did not compile:\n%s\n%s\n",
@@ -57,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   NumericCase c{"fuzz", source, {"N", "M"}, 2, 1e-4};
   std::mt19937_64 rng(seed);
-  std::string mismatch = first_mismatch(c, p, {{"N", n}, {"M", m}}, rng);
+  std::string mismatch = first_mismatch(c, p, {{"N", n}, {"M", m}}, rng, /*rejections_agree=*/true);
   if (!mismatch.empty()) {
     std::fprintf(stderr, "fuzz_compile: %s (%s):\n%s\n%s\n", fuse ? "fused" : "unfused",
                  ("N=" + std::to_string(n) + ", M=" + std::to_string(m)).c_str(), source.c_str(),

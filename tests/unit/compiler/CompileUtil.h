@@ -134,21 +134,24 @@ inline constexpr int64_t kSizes[] = {1, 2, 3, 5, 7, 13, 17, 31, 33, 47, 64};
 
 // Runs `p` (compiled from c.source) and the reference interpreter at `symbols` on the same
 // random inputs, and returns the first disagreement as text (empty when every output element
-// agrees within c.tolerance, relative to max(1, |expected|); NaN matches NaN).
+// agrees within c.tolerance, relative to max(1, |expected|); NaN matches NaN). With
+// `rejections_agree`, both refusing the call (a violated where clause) is agreement too.
 inline std::string first_mismatch(const NumericCase& c, const CompiledProgram& p,
-                                  const symbolic::Bindings& symbols, std::mt19937_64& rng) {
+                                  const symbolic::Bindings& symbols, std::mt19937_64& rng,
+                                  bool rejections_agree = false) {
   std::string at;
   for (const auto& [k, v] : symbols) at += k + "=" + std::to_string(v) + " ";
   auto n = symbols.find("N");
   int64_t int_bound = c.int_bound > 0 ? c.int_bound : (n != symbols.end() ? n->second : 2);
   std::vector<runtime::Tensor> inputs = random_inputs(p.host, symbols, rng, int_bound);
   reference::RunResult expected = reference::interpret(p.typed, "f", inputs);
-  if (!expected.ok()) return at + "reference: " + expected.error;
   std::vector<DLTensor> views;
   for (runtime::Tensor& t : inputs) views.push_back(t.dl_view());
   std::vector<const DLTensor*> ptrs;
   for (const DLTensor& v : views) ptrs.push_back(&v);
   runtime::CallResult got = p.model->run("f", ptrs);
+  if (rejections_agree && !expected.ok() && !got.ok()) return "";
+  if (!expected.ok()) return at + "reference: " + expected.error;
   if (!got.ok()) return at + "compiled: " + got.error;
   if (got.outputs.size() != expected.outputs.size())
     return at + std::to_string(got.outputs.size()) + " outputs, the reference has " +

@@ -64,9 +64,11 @@ inline Shape broadcast(Shape a, Shape b) {
 
 class GraphGenerator {
 public:
-  explicit GraphGenerator(Choices& choices) : choices_(choices) {}
+  GraphGenerator(Choices& choices, bool where) : choices_(choices), where_(where) {}
 
   std::string program() {
+    // The where clause comes first, so that the ops' shape facts are decided under it.
+    std::string where = where_ ? where_clause() : "";
     const Shape param_shapes[] = {Shape::NM, Shape::NM, Shape::M, Shape::N1, Shape::MN};
     std::ostringstream params;
     for (size_t i = 0; i < std::size(param_shapes); ++i) {
@@ -83,12 +85,25 @@ public:
       if (!values_[i].used || (choose(8) == 0 && i + 1 < values_.size()))
         results += (results.empty() ? "" : ", ") + values_[i].name;
     std::ostringstream out;
-    out << "import nn\nfn f(" << params.str() << ") {\n" << body_.str() << "  return (" << results
-        << ")\n}\n";
+    out << "import nn\nfn f(" << params.str() << ")" << where << " {\n" << body_.str()
+        << "  return (" << results << ")\n}\n";
     return out.str();
   }
 
 private:
+  // None, or clauses that bound the symbols, relate them (N == M changes what the prover can
+  // show about broadcasts and reshapes) or hold always.
+  std::string where_clause() {
+    switch (choose(6)) {
+    case 0: return "";
+    case 1: return "\n  where N >= 1, M >= 1";
+    case 2: return "\n  where N <= " + std::to_string(1 + choose(24));
+    case 3: return "\n  where M <= " + std::to_string(1 + choose(24)) + ", N >= 2";
+    case 4: return "\n  where N == M";
+    default: return "\n  where M % 2 == 0";
+    }
+  }
+
   // A value to read, more often a recent one (so that graphs are deep rather than wide).
   const Value& pick() { return use(values_.size() - 1 - recent(values_.size())); }
   const Value& pick(Shape s) {
@@ -203,15 +218,17 @@ private:
   size_t choose(size_t n) { return static_cast<size_t>(choices_.below(n)); }
 
   Choices& choices_;
+  bool where_;
   std::vector<Value> values_;
   std::ostringstream body_;
 };
 
 } // namespace random_graph
 
-// A random program (see the top of this file).
-inline std::string random_graph_program(Choices& choices) {
-  return random_graph::GraphGenerator(choices).program();
+// A random program (see the top of this file); with `where`, sometimes with a where clause
+// that some shapes violate.
+inline std::string random_graph_program(Choices& choices, bool where = false) {
+  return random_graph::GraphGenerator(choices, where).program();
 }
 
 } // namespace dsc::testing
