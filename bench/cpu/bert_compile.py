@@ -34,8 +34,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+from temp_dir import TempDirOwner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -84,7 +85,7 @@ def short_error(e: BaseException, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[:limit // 2] + " ... " + text[-(limit // 2):]
 
 
-class CompiledLayer:
+class CompiledLayer(TempDirOwner):
     """torch.compile(BertLayer(params, variant), dynamic=True), with its compile bookkeeping.
 
     The constructor compiles nothing (torch.compile is lazy); the first call does. Close it
@@ -97,10 +98,8 @@ class CompiledLayer:
         import bert_torch
         self.torch = torch
         self._counters = torch._dynamo.utils.counters
-        self._tmp = None
         if cache_dir is None:
-            self._tmp = tempfile.mkdtemp(prefix="dsc-bench-inductor-")
-            cache_dir = self._tmp
+            cache_dir = self.make_temp_dir("dsc-bench-inductor-")
         # Read by Inductor when it first needs its cache directory, i.e. at the first compile.
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(cache_dir)
         self.cache_dir = os.path.abspath(cache_dir)
@@ -198,16 +197,6 @@ class CompiledLayer:
             "counters": c,
         }
 
-    def close(self) -> None:
-        if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def main(argv: list[str]) -> int:

@@ -35,11 +35,11 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import shutil
 import sys
-import tempfile
 import time
 import warnings
+
+from temp_dir import TempDirOwner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -171,16 +171,14 @@ class OrtLayer:
         }
 
 
-class OrtPeer:
+class OrtPeer(TempDirOwner):
     """export() into --onnx PATH or a temporary directory, then an OrtLayer on it."""
 
     def __init__(self, params, threads: int, variant: str = "eager",
                  exporter: str = "torchscript", opset: int | None = None,
                  path: str | None = None):
-        self._tmp = None
         if path is None:
-            self._tmp = tempfile.mkdtemp(prefix="dsc-bench-onnx-")
-            path = os.path.join(self._tmp, "bert_layer.onnx")
+            path = os.path.join(self.make_temp_dir("dsc-bench-onnx-"), "bert_layer.onnx")
         try:
             self.export = export(params, path, variant, exporter, opset)
             self.export["kept"] = self._tmp is None
@@ -198,16 +196,6 @@ class OrtPeer:
     def summary(self) -> dict:
         return {"export": self.export, **self.layer.summary()}
 
-    def close(self) -> None:
-        if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def main(argv: list[str]) -> int:
