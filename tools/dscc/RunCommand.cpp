@@ -49,11 +49,16 @@ inputs, weights (constant dims) only with --random-weights.
   -q, --quiet                  no progress lines
 )";
 
-std::string format_bytes(double b) {
-  char buf[64];
-  if (b >= 1 << 20) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1 << 20));
-  else if (b >= 1 << 10) std::snprintf(buf, sizeof buf, "%.1f KiB", b / (1 << 10));
-  else std::snprintf(buf, sizeof buf, "%.0f bytes", b);
+// "57.0 MiB (59768832 bytes)", or "192 bytes" below a KiB.
+std::string format_bytes(int64_t b) {
+  char buf[96];
+  const double d = static_cast<double>(b);
+  if (b >= 1 << 20)
+    std::snprintf(buf, sizeof buf, "%.1f MiB (%lld bytes)", d / (1 << 20), static_cast<long long>(b));
+  else if (b >= 1 << 10)
+    std::snprintf(buf, sizeof buf, "%.1f KiB (%lld bytes)", d / (1 << 10), static_cast<long long>(b));
+  else
+    std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(b));
   return buf;
 }
 
@@ -227,10 +232,9 @@ int run_run(const Args& args) {
     std::optional<int64_t> peak;
     symbolic::ParseResult pe = symbolic::parse_expr(fn->peak_bytes);
     if (pe.ok()) peak = symbolic::eval(pe.expr, b);
-    std::printf("memory at %s: arena %s (%lld bytes), peak live intermediates %s (%lld bytes)\n",
-                symbols_text(in->symbols).c_str(), format_bytes(double(result.arena_bytes)).c_str(),
-                static_cast<long long>(result.arena_bytes),
-                peak ? format_bytes(double(*peak)).c_str() : "?", static_cast<long long>(peak.value_or(-1)));
+    std::printf("memory at %s: arena %s, peak live intermediates %s\n",
+                symbols_text(in->symbols).c_str(), format_bytes(result.arena_bytes).c_str(),
+                peak ? format_bytes(*peak).c_str() : "unknown");
   }
   if (!output_dir.empty()) {
     std::error_code ec;
