@@ -270,6 +270,10 @@ ReplSession::Attempt ReplSession::check(const std::vector<Entry>& params,
       while (!header.empty() && (header.back() == ' ' || header.back() == '\n'))
         header.pop_back();
       header += "\n";
+      // An imported function is shown by the name it was asked by (`fn nn.softmax(...)`).
+      const std::string own = "fn " + f->name + "(";
+      if (name != f->name && header.rfind(own, 0) == 0)
+        header = "fn " + name + "(" + header.substr(own.size());
     }
     *signature_of = header;
   }
