@@ -154,6 +154,7 @@ std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
   std::mt19937_64 rng(options.seed);
   for (size_t index = 0; index < fn.params.size(); ++index) {
     const runtime::TensorInfo& p = fn.params[index];
+    // A weight: every dim a constant (an unreadable dim is an error below, if synthesized).
     bool all_constant = true;
     for (const std::string& dim : p.dims) {
       symbolic::ParseResult d = symbolic::parse_expr(dim);
@@ -167,7 +168,6 @@ std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
     }
     std::vector<int64_t> shape;
     std::vector<std::string> unbound;
-    bool constant = true;
     symbolic::Bindings bindings(out.symbols.begin(), out.symbols.end());
     for (const std::string& dim : p.dims) {
       symbolic::ParseResult d = symbolic::parse_expr(dim);
@@ -176,7 +176,6 @@ std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
         return std::nullopt;
       }
       std::set<std::string> free = symbolic::free_symbols(d.expr);
-      constant = constant && free.empty();
       for (const std::string& s : free)
         if (!out.symbols.count(s)) unbound.push_back(s);
       if (unbound.empty()) {
@@ -189,7 +188,7 @@ std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
       }
     }
     std::string type = p.type_string();
-    if (constant && !options.random_weights) {
+    if (all_constant && !options.random_weights) {
       *error = "missing weight '" + p.name + "' (" + type + "): give --input " + p.name +
                "=FILE.npy, --weights FILE.safetensors or --random-weights";
       return std::nullopt;
@@ -212,12 +211,12 @@ std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
     for (const auto& [sym, value] : out.symbols)
       at += (at.empty() ? " at " : ", ") + sym + "=" + std::to_string(value);
     std::optional<runtime::Tensor> allocated = runtime::Tensor::try_empty(
-        dtype, shape, (constant ? "weight '" : "input '") + p.name + "' (" + type + ")" + at,
+        dtype, shape, (all_constant ? "weight '" : "input '") + p.name + "' (" + type + ")" + at,
         error);
     if (!allocated) return std::nullopt;
     runtime::Tensor t = std::move(*allocated);
     double scale =
-        constant && shape.size() >= 2 && shape[0] > 0 ? 1.0 / std::sqrt(double(shape[0])) : 1.0;
+        all_constant && shape.size() >= 2 && shape[0] > 0 ? 1.0 / std::sqrt(double(shape[0])) : 1.0;
     fill_random(t, rng, scale);
     out.tensors.push_back(std::move(t));
   }
