@@ -9,6 +9,8 @@
 
 #include "runtime/Model.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/cuda/Device.h"
+#include "runtime/cuda/DeviceTensor.h"
 #include "runtime/gemm/ConstantPacks.h"
 
 struct dsc_model {
@@ -227,6 +229,37 @@ int dsc_release_constant(const void* data) {
 
 int dsc_get_num_threads(void) {
   return global_thread_pool().num_threads();
+}
+
+int dsc_cuda_available(void) {
+  return guarded<int>(1, [&] {
+    std::string error;
+    if (dsc::runtime::cuda::device(&error)) return 0;
+    set_error(error);
+    return 1;
+  });
+}
+
+DLManagedTensor* dsc_tensor_copy(const DLTensor* src, int device_type) {
+  return guarded<DLManagedTensor*>(nullptr, [&]() -> DLManagedTensor* {
+    if (!src) {
+      set_error("dsc_tensor_copy: the source tensor is null");
+      return nullptr;
+    }
+    if (device_type != kDLCPU && device_type != kDLCUDA) {
+      set_error("dsc_tensor_copy: cannot copy to device type " + std::to_string(device_type) +
+                ": dsc copies to kDLCPU (1) or kDLCUDA (2)");
+      return nullptr;
+    }
+    std::string error;
+    std::optional<Tensor> copy =
+        dsc::runtime::cuda::copy_to(*src, static_cast<DLDeviceType>(device_type), &error);
+    if (!copy) {
+      set_error("dsc_tensor_copy: " + error);
+      return nullptr;
+    }
+    return release(std::move(*copy));
+  });
 }
 
 } // extern "C"

@@ -35,10 +35,11 @@ typedef int32_t (*dsc_host_function)(dsc_call* call, const DLTensor* const* inpu
 // thread. Nested calls (from inside a body) run inline. Bodies must not throw or longjmp.
 void dsc_rt_parallel_for(dsc_parallel_body body, void* context, int64_t n, int64_t grain);
 
-// Checks input `index`: not null, on the CPU (kDLCPU), dtype (code, bits, lanes 1), rank
-// `ndim`, no negative dim, a byte size that fits int64, dense row-major (strides null or
-// compact; a dim of size 1 may have any stride), and, unless it is empty, a non-null data
-// pointer aligned to its element size once byte_offset is applied. Returns 0 when it is fine;
+// Checks input `index`: not null, on the function's device (the manifest's: kDLCPU, or
+// kDLCUDA device 0), dtype (code, bits, lanes 1), rank `ndim`, no negative dim, a byte size
+// that fits int64, dense row-major (strides null or compact; a dim of size 1 may have any
+// stride), and, unless it is empty, a non-null data pointer aligned to its element size once
+// byte_offset is applied. Returns 0 when it is fine;
 // else records "input 'mask' is f32[2, 7, 3]; expected f32[B, S] (rank 2)"-style errors (the
 // types as the manifest writes them) and returns 1.
 int32_t dsc_rt_check_input(dsc_call* call, int32_t index, const DLTensor* tensor, int32_t code,
@@ -61,7 +62,8 @@ int32_t dsc_rt_fail_check(dsc_call* call, const char* what, const char* location
 // overflow int64.
 int32_t dsc_rt_fail_overflow(dsc_call* call, const char* what);
 
-// The data pointer of input `index` (its byte_offset applied).
+// The data pointer of input `index` (its byte_offset applied; never dereferenced, so a device
+// address works too).
 void* dsc_rt_input_data(const DLTensor* tensor);
 
 // The call's arena: `bytes` bytes, 64-byte aligned, uninitialised, valid until the call
@@ -94,6 +96,59 @@ void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int64_t batch,
 void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch, int64_t m,
                      int64_t n, int64_t k, int64_t a_batch_stride, int64_t b_batch_stride,
                      int64_t trans_b);
+
+/* ---- CUDA: functions whose manifest device is "cuda" (dscc build --target=cuda) ----
+ *
+ * Their inputs and outputs are kDLCUDA tensors, and dsc_rt_arena and dsc_rt_output give
+ * device memory. Kernels, copies and library routines are queued on the calling thread's
+ * stream; the runtime waits for the stream before the call returns, and reports an error a
+ * kernel raised then. With DSC_CUDA_SYNC=1 it waits after every launch, so that an error
+ * names the kernel. The device is the first GPU through the driver API (libcuda.so.1,
+ * loaded with dlopen), or the block emulator when DSC_CUDA_EMULATE=1
+ * (runtime/cuda/Emulator.h): the same CUDA C run on the CPU, one fiber per thread. */
+
+/* One compiled form of a module's kernels. */
+typedef struct dsc_cuda_image {
+  int32_t arch;   /* 80 for sm_80 (a cubin), or for compute_80 (PTX) */
+  int32_t is_ptx; /* 1: PTX text (NUL-terminated), which the driver compiles for newer GPUs */
+  const void* data;
+  int64_t size;   /* bytes of data (PTX: including the NUL) */
+} dsc_cuda_image;
+
+/* The kernels of one compiled module, as the host code embeds them. The runtime loads the
+ * image that fits the device (the cubin of its architecture, else of the highest one of its
+ * major version below it, else the PTX) on the first launch, and keeps it in `loaded`. */
+typedef struct dsc_cuda_module {
+  const char* name;   /* for errors: the module's name */
+  int32_t num_images;
+  const dsc_cuda_image* images;
+  const char* source; /* the CUDA C the images were compiled from (the emulator compiles it) */
+  void* loaded;       /* the runtime's; null until the first launch */
+} dsc_cuda_module;
+
+/* Launches `kernel` (an extern "C" __global__ function of `module`) on a grid of
+ * grid_x * grid_y * grid_z blocks of block_x * block_y * block_z threads, with `shared_bytes`
+ * of dynamic shared memory. Its arguments are the buffers' device pointers, then the int64
+ * symbols (`long long` in CUDA C), in order. The emulator calls `dsc_emu_<kernel>(buffers,
+ * symbols)` instead, once per thread. Returns 0, or 1 with an error naming the kernel and
+ * the call recorded (an empty grid launches nothing and returns 0). */
+int32_t dsc_rt_cuda_launch(dsc_call* call, dsc_cuda_module* module, const char* kernel,
+                           int64_t grid_x, int64_t grid_y, int64_t grid_z, int64_t block_x,
+                           int64_t block_y, int64_t block_z, int64_t shared_bytes,
+                           void* const* buffers, int32_t num_buffers, const int64_t* symbols,
+                           int32_t num_symbols);
+
+/* Copies `bytes` bytes of device memory from src to dst on the call's stream. 0, or 1 with an
+ * error recorded. */
+int32_t dsc_rt_cuda_copy(dsc_call* call, void* dst, const void* src, int64_t bytes);
+
+/* Library routine "cublas.sgemm": dsc_rt_matmul_f32's product on device memory through
+ * cuBLAS (libcublas, loaded with dlopen), on the call's stream. CUDA routines take the call
+ * first and return 0, or 1 with an error recorded. */
+int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm, float* c,
+                                int64_t batch, int64_t m, int64_t n, int64_t k,
+                                int64_t a_batch_stride, int64_t b_batch_stride,
+                                int64_t trans_b);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "runtime/Memory.h"
+#include "runtime/cuda/Device.h"
 
 using dsc::runtime::FunctionInfo;
 using dsc::runtime::Tensor;
@@ -25,6 +26,21 @@ struct ArenaCache {
   ~ArenaCache() { std::free(memory); }
 };
 thread_local ArenaCache arena_cache;
+
+// The same for CUDA functions, in device memory. Calls synchronize before they return, so
+// the next call on the thread never overlaps the previous one's kernels.
+struct DeviceArenaCache {
+  void* memory = nullptr;
+  uint64_t capacity = 0;
+  ~DeviceArenaCache() { release(); }
+  void release() {
+    if (memory)
+      if (dsc::runtime::cuda::Device* d = dsc::runtime::cuda::device(nullptr)) d->release(memory);
+    memory = nullptr;
+    capacity = 0;
+  }
+};
+thread_local DeviceArenaCache device_arena_cache;
 
 } // namespace
 
@@ -151,6 +167,11 @@ std::string function_label(const dsc_call* call) {
   return call->info ? "'" + call->info->name + "'" : "the function";
 }
 
+// Whether the call's function runs on the CUDA device (its manifest says "cuda").
+bool on_cuda(const dsc_call* call) {
+  return call->info && call->info->device == "cuda";
+}
+
 } // namespace
 
 extern "C" {
@@ -175,6 +196,9 @@ int32_t dsc_rt_check_input(dsc_call* call, int32_t index, const DLTensor* tensor
     return call->fail(label + " is on " + device_name(tensor->device) + "; expected a " + upper +
                       " tensor (" + expected + ")");
   }
+  if (tensor->device.device_type == kDLCUDA && tensor->device.device_id != 0)
+    return call->fail(label + " is on " + device_name(tensor->device) +
+                      "; dsc runs on CUDA device 0 (cuda:0) only");
   const std::string actual = dl_type_string(*tensor);
   const bool rank_ok = tensor->ndim == ndim;
   if (!same_dtype(tensor->dtype, want) || !rank_ok)
@@ -259,6 +283,25 @@ void* dsc_rt_arena(dsc_call* call, int64_t bytes) {
                " bytes, a negative size");
     return nullptr;
   }
+  if (on_cuda(call)) {
+    DeviceArenaCache& cache = device_arena_cache;
+    if (static_cast<uint64_t>(bytes) <= cache.capacity && cache.memory) {
+      call->arena = cache.memory;
+      return call->arena;
+    }
+    cache.release();
+    const std::string what = "the arena of " + function_label(call) + call->at_symbols();
+    std::string error;
+    dsc::runtime::cuda::Device* d = dsc::runtime::cuda::device(&error);
+    call->arena = d ? d->allocate(static_cast<uint64_t>(bytes), what, &error) : nullptr;
+    if (!call->arena) {
+      call->fail(d ? error : "cannot allocate " + what + " on the GPU: " + error);
+      return nullptr;
+    }
+    cache.memory = call->arena;
+    cache.capacity = static_cast<uint64_t>(bytes);
+    return call->arena;
+  }
   if (static_cast<uint64_t>(bytes) <= arena_cache.capacity && arena_cache.memory) {
     call->arena = arena_cache.memory;
     return call->arena;
@@ -318,7 +361,9 @@ void* dsc_rt_output(dsc_call* call, int32_t index, int32_t code, int32_t bits, i
     }
   }
   std::string error;
-  std::optional<Tensor> t = Tensor::try_empty(dtype, std::move(dims), &error);
+  std::optional<Tensor> t =
+      on_cuda(call) ? Tensor::try_empty(DLDevice{kDLCUDA, 0}, dtype, std::move(dims), "", &error)
+                    : Tensor::try_empty(dtype, std::move(dims), &error);
   if (!t) {
     call->fail(label + call->at_symbols() + ": " + error);
     return nullptr;

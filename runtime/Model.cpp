@@ -1,6 +1,7 @@
 #include "runtime/Model.h"
 
 #include "runtime/HostCall.h"
+#include "runtime/cuda/Device.h"
 
 namespace dsc::runtime {
 
@@ -14,6 +15,16 @@ std::string names(const std::vector<TensorInfo>& params) {
 }
 
 } // namespace
+
+bool check_device(const FunctionInfo& info, std::string* error) {
+  if (info.device != "cuda") return true;
+  std::string reason;
+  if (cuda::device(&reason)) return true;
+  const std::string prefix = "no CUDA device: ";
+  if (reason.rfind(prefix, 0) == 0) reason = reason.substr(prefix.size());
+  if (error) *error = "'" + info.name + "' runs on CUDA, but there is no CUDA device: " + reason;
+  return false;
+}
 
 CallResult call_host_function(const FunctionInfo& info, dsc_host_function fn,
                               const std::vector<const DLTensor*>& inputs) {
@@ -29,10 +40,18 @@ CallResult call_host_function(const FunctionInfo& info, dsc_host_function fn,
                    std::to_string(inputs.size());
     return result;
   }
+  if (!check_device(info, &result.error)) return result;
   dsc_call call(&info);
   call.inputs = inputs.data();
   int32_t status = fn(&call, inputs.data());
   result.arena_bytes = call.arena_bytes;
+  if (info.device == "cuda") {
+    // Also after a failure: the outputs and the arena may not be released while kernels
+    // still use them. The host code's own error comes first.
+    std::string error;
+    if (!cuda::device(nullptr)->synchronize(&error))
+      call.fail("the call of '" + info.name + "' failed on the GPU: " + error);
+  }
   if (status != 0 || !call.error.empty()) {
     result.error = !call.error.empty() ? call.error
                                        : "function '" + info.name + "' failed (status " +

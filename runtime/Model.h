@@ -21,8 +21,18 @@ struct CallResult {
 
 // Calls a host function with a fresh dsc_call for `info`; inputs in parameter order. A wrong
 // number of inputs is an error result, as is anything the host function reports.
+//
+// A function whose manifest device is "cuda" fails before its host code runs when there is
+// no device (check_device), and after its host function returns the call waits for the
+// device: a kernel's asynchronous error becomes the call's error ("the call of 'layer' failed
+// on the GPU: CUDA_ERROR_ILLEGAL_ADDRESS: ..."), and its outputs are complete when it returns.
 CallResult call_host_function(const FunctionInfo& info, dsc_host_function fn,
                               const std::vector<const DLTensor*>& inputs);
+
+// Whether the function's device is there: always for "cpu"; for "cuda", false with *error
+// set ("'layer' runs on CUDA, but there is no CUDA device: libcuda.so.1 cannot be loaded
+// (...)") when cuda::device() has none.
+bool check_device(const FunctionInfo& info, std::string* error);
 
 // A model: a manifest plus the address of each function's host function. Made by the CPU
 // backend's JIT or by loading a `.so`.

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/Memory.h"
+#include "runtime/cuda/Device.h"
 #include "support/Assert.h"
 
 namespace dsc::runtime {
@@ -46,7 +47,12 @@ bool parse_dtype_name(const std::string& name, DLDataType* out) {
 }
 
 void Tensor::Free::operator()(void* p) const {
-  std::free(p);
+  if (!on_device) {
+    std::free(p);
+    return;
+  }
+  // The device exists: it made this memory.
+  if (cuda::Device* d = cuda::device(nullptr)) d->release(p);
 }
 
 std::optional<Tensor> Tensor::try_empty(DLDataType dtype, std::vector<int64_t> shape,
@@ -75,6 +81,41 @@ std::optional<Tensor> Tensor::try_empty(DLDataType dtype, std::vector<int64_t> s
   return t;
 }
 
+std::optional<Tensor> Tensor::try_empty(DLDevice device, DLDataType dtype,
+                                        std::vector<int64_t> shape, const std::string& what,
+                                        std::string* error) {
+  if (device.device_type == kDLCPU) return try_empty(dtype, std::move(shape), what, error);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  const std::string label = what.empty() ? "a " + t.type_string() + " tensor" : what;
+  if (device.device_type != kDLCUDA || device.device_id != 0) {
+    if (error)
+      *error = "cannot allocate " + label + " on device type " +
+               std::to_string(static_cast<int>(device.device_type)) + ", id " +
+               std::to_string(device.device_id) + ": dsc runs on the CPU and CUDA device 0 only";
+    return std::nullopt;
+  }
+  uint64_t bytes = 0;
+  if (!checked_nbytes(dtype, t.shape_, &bytes)) {
+    if (error)
+      *error = "cannot allocate " + label + " on the GPU: the size of " + t.type_string() +
+               " overflows 64 bits";
+    return std::nullopt;
+  }
+  std::string reason;
+  cuda::Device* d = cuda::device(&reason);
+  if (!d) {
+    if (error) *error = "cannot allocate " + label + " on the GPU: " + reason;
+    return std::nullopt;
+  }
+  void* p = d->allocate(bytes, label, error);
+  if (!p) return std::nullopt;
+  t.storage_ = std::unique_ptr<void, Free>(p, Free{true});
+  t.device_ = DLDevice{kDLCUDA, 0};
+  return t;
+}
+
 Tensor Tensor::empty(DLDataType dtype, std::vector<int64_t> shape) {
   for (int64_t d : shape)
     internal_assert(d >= 0) << "negative dim in Tensor::empty";
@@ -100,7 +141,7 @@ int64_t Tensor::numel() const {
 DLTensor Tensor::dl_view() {
   DLTensor v{};
   v.data = data();
-  v.device = DLDevice{kDLCPU, 0};
+  v.device = device_;
   v.ndim = static_cast<int32_t>(shape_.size());
   v.dtype = dtype_;
   v.shape = shape_.data();
@@ -110,6 +151,7 @@ DLTensor Tensor::dl_view() {
 }
 
 Tensor Tensor::clone() const {
+  internal_assert(on_host()) << "Tensor::clone() of a device tensor; use cuda::to_device/to_host";
   Tensor t = zeros(dtype_, shape_);
   if (defined()) std::memcpy(t.data(), data(), nbytes());
   return t;

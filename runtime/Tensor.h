@@ -1,7 +1,12 @@
 #pragma once
-// An owning host tensor with a DLPack view. Tensors are dense, row-major (C order) and
-// 64-byte aligned, and their element type is a DLPack DLDataType, so they can cross a C ABI
-// as DLTensors without copies. Copies are explicit (clone()); moves are cheap.
+// An owning tensor with a DLPack view. Tensors are dense, row-major (C order) and 64-byte
+// aligned, and their element type is a DLPack DLDataType, so they can cross a C ABI as
+// DLTensors without copies. Copies are explicit (clone(); cuda/DeviceTensor.h between host
+// and GPU); moves are cheap.
+//
+// A tensor lives on the host (kDLCPU, the default) or on the CUDA device (kDLCUDA, device 0:
+// cuda::device()'s memory, released through it). The data pointer of a device tensor is a
+// device address: only kernels, copies and the C API's consumers may use it.
 
 #include <dlpack/dlpack.h>
 
@@ -50,30 +55,42 @@ public:
   // instead of "a f32[9, 768] tensor".
   static std::optional<Tensor> try_empty(DLDataType dtype, std::vector<int64_t> shape,
                                          const std::string& what, std::string* error);
+  // The same on `device`: kDLCPU as above, or kDLCUDA device 0 (uninitialised device memory;
+  // "no CUDA device: ..." when there is none).
+  static std::optional<Tensor> try_empty(DLDevice device, DLDataType dtype,
+                                         std::vector<int64_t> shape, const std::string& what,
+                                         std::string* error);
 
   bool defined() const { return storage_ != nullptr; }
+  DLDevice device() const { return device_; }
+  bool on_host() const { return device_.device_type == kDLCPU; }
   DLDataType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   size_t rank() const { return shape_.size(); }
   int64_t numel() const;
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_bytes(dtype_); }
 
+  // A host pointer, or a device address when !on_host().
   void* data() { return storage_.get(); }
   const void* data() const { return storage_.get(); }
   template <typename T> T* data_as() { return static_cast<T*>(data()); }
   template <typename T> const T* data_as() const { return static_cast<const T*>(data()); }
 
-  // A DLPack view of this tensor (CPU device); valid while the tensor lives and is not moved.
+  // A DLPack view of this tensor (on its device); valid while the tensor lives and is not
+  // moved.
   DLTensor dl_view();
 
+  // A host copy of a host tensor (device tensors: cuda::to_device, cuda::to_host).
   Tensor clone() const;
   // `f32[2, 3]`
   std::string type_string() const;
 
 private:
   struct Free {
+    bool on_device; // released through cuda::device(); value-initialized to false
     void operator()(void* p) const;
   };
+  DLDevice device_{kDLCPU, 0};
   DLDataType dtype_{};
   std::vector<int64_t> shape_;
   std::unique_ptr<void, Free> storage_;

@@ -11,7 +11,13 @@
  * Shapes are dynamic: every call may use different sizes for the model's symbolic dims, as
  * long as its `where` clauses hold; a violated clause is an error return, never a crash.
  * Errors are reported per thread through dsc_last_error(). One model may be run from several
- * threads at once. */
+ * threads at once.
+ *
+ * Functions built with `dscc build --target=cuda` run on the first GPU (or on the CUDA block
+ * emulator when DSC_CUDA_EMULATE=1): their inputs must be kDLCUDA tensors on device 0, and
+ * their outputs are kDLCUDA tensors. Each call runs on the calling thread's own stream and
+ * waits for it before returning, so inputs may be reused and outputs read at once, from any
+ * stream. dsc_tensor_copy moves tensors between the host and the GPU. */
 #ifndef DSC_RUNTIME_H
 #define DSC_RUNTIME_H
 
@@ -65,6 +71,17 @@ int dsc_release_constant(const void* data);
  * count, and waits for a running parallel loop to end. */
 void dsc_set_num_threads(int num_threads);
 int dsc_get_num_threads(void);
+
+/* Whether CUDA functions can run: 0 when the device is usable; else non-zero with the reason
+ * in dsc_last_error ("no CUDA device: libcuda.so.1 cannot be loaded (...)"). The device is
+ * set up on the first call and the answer is kept for the process. */
+int dsc_cuda_available(void);
+
+/* A dense copy of `src` on `device_type`: kDLCPU or kDLCUDA (device 0). `src` is on kDLCPU or
+ * kDLCUDA device 0, dense row-major (strides NULL or compact), with any byte_offset. The copy
+ * is complete when the function returns; the caller releases it through its deleter. NULL on
+ * failure (see dsc_last_error). */
+DLManagedTensor* dsc_tensor_copy(const DLTensor* src, int device_type);
 
 #ifdef __cplusplus
 }

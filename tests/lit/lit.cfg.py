@@ -11,6 +11,10 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dsc_binary_dir, "tests", "lit")
 
 config.substitutions.append(("%dscc", os.path.join(config.dsc_binary_dir, "tools", "dscc", "dscc")))
+config.substitutions.append(
+    ("%dsc_run", os.path.join(config.dsc_binary_dir, "tools", "dsc_run", "dsc-run")))
+# The C compiler, for the hand-written model fixtures of dsc-run's tests.
+config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%dsc_src", config.dsc_source_dir))
 

@@ -1,25 +1,26 @@
 // dscc run FILE.dsc|MODEL.so
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <string>
 
 #include "backends/cpu/CpuBackend.h"
 #include "runtime/Matmul.h"
-#include "runtime/Npy.h"
+#include "runtime/cuda/Device.h"
 #include "runtime/dsc_runtime.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Parser.h"
 #include "tools/dscc/Command.h"
 #include "tools/dscc/Compile.h"
-#include "tools/dscc/RunInputs.h"
+#include "tools/run_support/RunInputs.h"
+#include "tools/run_support/RunOutputs.h"
 
 namespace dsc::dscc {
 
 namespace {
+
+using run_support::AssembledInputs;
+using run_support::InputOptions;
 
 constexpr const char* kRunUsage =
     R"(usage: dscc run FILE.dsc|MODEL.so [options]
@@ -27,15 +28,14 @@ constexpr const char* kRunUsage =
 Runs an entry function: FILE.dsc is compiled into this process first (LLVM JIT); MODEL.so is
 a library from `dscc build`. Every parameter comes from --input, else --weights, else is
 synthesized: inputs (parameters with symbolic dims) from --shape or the shapes of the given
-inputs, weights (constant dims) only with --random-weights.
+inputs, weights (constant dims) only with --random-weights. A function built for CUDA gets
+its inputs copied to the GPU, and its results back.
 
   --entry=NAME                 the function to run (needed when there are several)
-  --input NAME=FILE.npy        a parameter's value (repeatable; also --input=NAME=FILE.npy)
-  --weights=FILE.safetensors   parameters by name
-  --random-weights             synthesize missing weights (deterministic, see --seed)
-  --shape SYM=VAL,...          symbol values for synthesized inputs (also --shape=...)
-  --seed=N                     the seed of synthesized values (default 0)
-  --output=DIR                 write the results as DIR/output0.npy, DIR/output1.npy, ...
+)";
+
+constexpr const char* kRunUsageOptions =
+    R"(  --output=DIR                 write the results as DIR/output0.npy, DIR/output1.npy, ...
   --bench=N                    time N calls after one warm-up; prints the median latency
   --stats                      print the arena size and the peak of live intermediates
   --no-constant-weights        pack weights for the GEMM on every call, as other inputs (by
@@ -48,6 +48,12 @@ inputs, weights (constant dims) only with --random-weights.
                                as for dscc build (FILE.dsc only)
   -q, --quiet                  no progress lines
 )";
+
+void print_usage(FILE* to) {
+  std::fputs(kRunUsage, to);
+  std::fputs(run_support::kInputOptionsUsage, to);
+  std::fputs(kRunUsageOptions, to);
+}
 
 // "57.0 MiB (59768832 bytes)", or "192 bytes" below a KiB.
 std::string format_bytes(int64_t b) {
@@ -66,29 +72,6 @@ std::string symbols_text(const std::map<std::string, int64_t>& symbols) {
   std::string s;
   for (const auto& [k, v] : symbols) s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
   return s;
-}
-
-// `output0: f32[2, 7, 768]  min -2.91  max 3.02  mean 1.3e-09` (floats) or just the type.
-std::string summarize(const std::string& name, const runtime::Tensor& t) {
-  std::string s = name + ": " + t.type_string();
-  DLDataType d = t.dtype();
-  if (d.code != kDLFloat || (d.bits != 32 && d.bits != 64) || t.numel() == 0) return s;
-  double lo = INFINITY, hi = -INFINITY, sum = 0;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    double v = d.bits == 32 ? double(t.data_as<float>()[i]) : t.data_as<double>()[i];
-    lo = std::min(lo, v), hi = std::max(hi, v), sum += v;
-  }
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "  min %.4g  max %.4g  mean %.4g", lo, hi, sum / double(t.numel()));
-  return s + buf;
-}
-
-bool parse_count(const std::string& text, int64_t* out) {
-  char* end = nullptr;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < 0 || v > 1000000000) return false;
-  *out = v;
-  return true;
 }
 
 } // namespace
@@ -112,32 +95,20 @@ int run_run(const Args& args) {
       return std::nullopt;
     };
     if (a == "--help" || a == "-h") {
-      std::fputs(kRunUsage, stdout);
+      print_usage(stdout);
       return 0;
     }
-    if (auto v = value("--input")) {
-      size_t eq = v->find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == v->size())
-        return bad("--input expects NAME=FILE.npy (got '" + *v + "')");
-      inputs.files.emplace_back(v->substr(0, eq), v->substr(eq + 1));
-    } else if (auto w = value("--weights")) {
-      inputs.weights = *w;
-    } else if (a == "--random-weights") {
-      inputs.random_weights = true;
-    } else if (auto s = value("--shape")) {
-      if (!parse_shape_option(*s, &inputs.shape, &error)) return bad(error);
-    } else if (auto seed = value("--seed")) {
-      int64_t n = 0;
-      if (!parse_count(*seed, &n)) return bad("--seed expects a non-negative integer");
-      inputs.seed = static_cast<uint64_t>(n);
+    if (run_support::parse_input_option(args, &i, &inputs, &error)) {
+      if (!error.empty()) return bad(error);
     } else if (auto o = value("--output")) {
       output_dir = *o;
     } else if (a == "--no-constant-weights") {
       constant_weights = false;
     } else if (auto b = value("--bench")) {
-      if (!parse_count(*b, &bench) || bench < 1) return bad("--bench expects a positive count");
+      if (!run_support::parse_count(*b, &bench) || bench < 1)
+        return bad("--bench expects a positive count");
     } else if (auto t = value("--threads")) {
-      if (!parse_count(*t, &threads) || threads < 1 || threads > 1024)
+      if (!run_support::parse_count(*t, &threads) || threads < 1 || threads > 1024)
         return bad("--threads expects a count from 1 to 1024");
     } else if (a == "--stats") {
       stats = true;
@@ -146,12 +117,14 @@ int run_run(const Args& args) {
     } else if (parse_compile_option(a, &options, &error) == OptionResult::Parsed) {
       if (!error.empty()) return bad(error);
     } else {
-      std::cerr << "dscc run: error: unknown option '" << a << "'\n\n" << kRunUsage;
+      std::cerr << "dscc run: error: unknown option '" << a << "'\n\n";
+      print_usage(stderr);
       return 1;
     }
   }
   if (options.file.empty()) {
-    std::cerr << "dscc run: error: missing FILE\n\n" << kRunUsage;
+    std::cerr << "dscc run: error: missing FILE\n\n";
+    print_usage(stderr);
     return 1;
   }
   if (threads > 0) dsc_set_num_threads(static_cast<int>(threads));
@@ -187,8 +160,14 @@ int run_run(const Args& args) {
     return bad(options.file + " has several functions (" + names + "); choose one with --entry=NAME");
   }
 
-  std::optional<AssembledInputs> in = assemble_inputs(*fn, inputs, &error);
+  // A CUDA function fails here, before its inputs are made, when there is no device.
+  if (!runtime::check_device(*fn, &error)) return bad(error);
+  std::optional<AssembledInputs> in = run_support::assemble_inputs(*fn, inputs, &error);
   if (!in) return bad(error);
+  // A CUDA function's inputs go to the GPU once; the timed calls include only the call,
+  // which waits for the GPU before it returns.
+  const bool on_cuda = fn->device == "cuda";
+  if (!run_support::place_inputs(*fn, &*in, &error)) return bad(error);
   // The weights stay as they are for the whole command: declared constant, each is packed for
   // the GEMM once, on first use (dsc_declare_constant), unless --no-constant-weights.
   struct ConstantWeights {
@@ -197,7 +176,7 @@ int run_run(const Args& args) {
       for (const void* d : declared) dsc_release_constant(d);
     }
   } constants;
-  for (size_t i = 0; i < in->tensors.size() && constant_weights; ++i) {
+  for (size_t i = 0; i < in->tensors.size() && constant_weights && !on_cuda; ++i) {
     runtime::Tensor& t = in->tensors[i];
     if (in->weights[i] && t.nbytes() > 0 && dsc_declare_constant(t.data(), t.nbytes()) == 0)
       constants.declared.push_back(t.data());
@@ -209,6 +188,7 @@ int run_run(const Args& args) {
 
   runtime::CallResult result = model->run(fn->name, ptrs);
   if (!result.ok()) return bad(result.error);
+  if (!run_support::outputs_to_host(&result.outputs, &error)) return bad(error);
 
   if (bench > 0) {
     std::vector<double> ms;
@@ -218,14 +198,20 @@ int run_run(const Args& args) {
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       if (!r.ok()) return bad(r.error);
     }
-    std::sort(ms.begin(), ms.end());
-    double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
-    const int pool_threads = dsc_get_num_threads(); // makes the pool, which sets OpenBLAS's
-    std::printf("%s at %s: median latency: %.3f ms over %lld runs (min %.3f ms, %d threads, "
-                "OpenBLAS %d)\n",
-                fn->name.c_str(), symbols_text(in->symbols).c_str(), median,
-                static_cast<long long>(bench), ms.front(), pool_threads,
-                runtime::blas_num_threads());
+    const run_support::BenchStats st = run_support::bench_stats(ms);
+    if (on_cuda) {
+      std::printf("%s at %s: median latency: %.3f ms over %lld runs (min %.3f ms, on %s)\n",
+                  fn->name.c_str(), symbols_text(in->symbols).c_str(), st.median,
+                  static_cast<long long>(bench), st.min,
+                  runtime::cuda::device(nullptr)->describe().c_str());
+    } else {
+      const int pool_threads = dsc_get_num_threads(); // makes the pool, which sets OpenBLAS's
+      std::printf("%s at %s: median latency: %.3f ms over %lld runs (min %.3f ms, %d threads, "
+                  "OpenBLAS %d)\n",
+                  fn->name.c_str(), symbols_text(in->symbols).c_str(), st.median,
+                  static_cast<long long>(bench), st.min, pool_threads,
+                  runtime::blas_num_threads());
+    }
   }
   if (stats) {
     symbolic::Bindings b(in->symbols.begin(), in->symbols.end());
@@ -237,16 +223,11 @@ int run_run(const Args& args) {
                 peak ? format_bytes(*peak).c_str() : "unknown");
   }
   if (!output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(output_dir, ec);
-    if (ec) return bad("cannot create '" + output_dir + "': " + ec.message());
-    for (size_t i = 0; i < result.outputs.size(); ++i) {
-      std::string path = output_dir + "/output" + std::to_string(i) + ".npy";
-      if (!runtime::write_npy(path, result.outputs[i], &error)) return bad(error);
-    }
+    if (!run_support::write_outputs(output_dir, result.outputs, &error)) return bad(error);
   } else if (bench == 0 && !stats) {
     for (size_t i = 0; i < result.outputs.size(); ++i)
-      std::cout << summarize("output" + std::to_string(i), result.outputs[i]) << "\n";
+      std::cout << run_support::summarize("output" + std::to_string(i), result.outputs[i])
+                << "\n";
   }
   return 0;
 }

@@ -97,6 +97,9 @@ TEST(HostCall, CheckInputMessages) {
   // The device is the function's (its manifest's), not an assumption of the runtime.
   FunctionInfo on_gpu = info;
   on_gpu.device = "cuda";
+  EXPECT_EQ(check(on_gpu, 1, &gpu.t, dl_float(32), 2),
+            "input 'mask' is on cuda:1; dsc runs on CUDA device 0 (cuda:0) only");
+  gpu.t.device = DLDevice{kDLCUDA, 0};
   EXPECT_EQ(check(on_gpu, 1, &gpu.t, dl_float(32), 2), "");
   View host(dl_float(32), {2, 7});
   EXPECT_EQ(check(on_gpu, 1, &host.t, dl_float(32), 2),

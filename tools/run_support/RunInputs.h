@@ -1,5 +1,5 @@
 #pragma once
-// The inputs of `dscc run`: each parameter of the entry function comes from `--input
+// The inputs of `dscc run` and `dsc-run`: each parameter of the entry function comes from `--input
 // NAME=FILE.npy`, else from the `--weights` file, else it is synthesized with deterministic
 // pseudo-random values:
 //   - a parameter whose dims are all constants is a weight: synthesized only with
@@ -20,7 +20,7 @@
 #include "runtime/Manifest.h"
 #include "runtime/Tensor.h"
 
-namespace dsc::dscc {
+namespace dsc::run_support {
 
 struct InputOptions {
   std::vector<std::pair<std::string, std::string>> files; // --input NAME=FILE.npy
@@ -34,6 +34,19 @@ struct InputOptions {
 bool parse_shape_option(const std::string& text, std::map<std::string, int64_t>* out,
                         std::string* error);
 
+// A count or seed: a decimal integer in [0, 1e9]; false for anything else.
+bool parse_count(const std::string& text, int64_t* out);
+
+// Parses the input option at args[*i], if it is one: --input NAME=FILE.npy, --weights=FILE,
+// --random-weights, --shape SYM=VAL,..., --seed=N (each value after '=' or as the next
+// argument, and then *i moves past it). False when args[*i] is no input option; true
+// otherwise, with *error set when its value is malformed.
+bool parse_input_option(const std::vector<std::string>& args, size_t* i, InputOptions* options,
+                        std::string* error);
+
+// The help lines of those options.
+extern const char* const kInputOptionsUsage;
+
 struct AssembledInputs {
   std::vector<runtime::Tensor> tensors;  // in parameter order
   std::vector<bool> weights;              // per parameter: its dims are all constants
@@ -43,4 +56,9 @@ struct AssembledInputs {
 std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
                                                const InputOptions& options, std::string* error);
 
-} // namespace dsc::dscc
+// For a function whose manifest device is "cuda": replaces each host tensor by its copy on
+// the device (cuda/DeviceTensor.h). Nothing to do for a CPU function. False with *error set
+// ("'layer' runs on CUDA, but there is no CUDA device: ...", or the copy's error).
+bool place_inputs(const runtime::FunctionInfo& fn, AssembledInputs* inputs, std::string* error);
+
+} // namespace dsc::run_support

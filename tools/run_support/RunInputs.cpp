@@ -1,4 +1,4 @@
-#include "tools/dscc/RunInputs.h"
+#include "tools/run_support/RunInputs.h"
 
 #include <cctype>
 #include <charconv>
@@ -7,13 +7,15 @@
 #include <random>
 #include <set>
 
+#include "runtime/Model.h"
 #include "runtime/Npy.h"
 #include "runtime/Safetensors.h"
+#include "runtime/cuda/DeviceTensor.h"
 #include "support/Suggest.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Parser.h"
 
-namespace dsc::dscc {
+namespace dsc::run_support {
 
 namespace {
 
@@ -83,6 +85,69 @@ bool parse_shape_option(const std::string& text, std::map<std::string, int64_t>*
     start = end + 1;
   }
   return true;
+}
+
+bool parse_count(const std::string& text, int64_t* out) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < 0 ||
+      v > 1000000000)
+    return false;
+  *out = v;
+  return true;
+}
+
+const char* const kInputOptionsUsage =
+    R"(  --input NAME=FILE.npy        a parameter's value (repeatable; also --input=NAME=FILE.npy)
+  --weights=FILE.safetensors   parameters by name
+  --random-weights             synthesize missing weights (deterministic, see --seed)
+  --shape SYM=VAL,...          symbol values for synthesized inputs (also --shape=...)
+  --seed=N                     the seed of synthesized values (default 0)
+)";
+
+bool parse_input_option(const std::vector<std::string>& args, size_t* i, InputOptions* options,
+                        std::string* error) {
+  error->clear();
+  const std::string& a = args[*i];
+  // The value of `flag` ("--flag=VALUE" or "--flag VALUE"), or nullopt when `a` is not it.
+  auto value = [&](const std::string& flag) -> std::optional<std::string> {
+    if (a.rfind(flag + "=", 0) == 0) return a.substr(flag.size() + 1);
+    if (a != flag) return std::nullopt;
+    if (*i + 1 < args.size()) return args[++*i];
+    *error = flag + " expects a value";
+    return std::string();
+  };
+  if (a == "--random-weights") {
+    options->random_weights = true;
+    return true;
+  }
+  if (auto v = value("--input")) {
+    if (!error->empty()) return true;
+    size_t eq = v->find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == v->size())
+      *error = "--input expects NAME=FILE.npy (got '" + *v + "')";
+    else
+      options->files.emplace_back(v->substr(0, eq), v->substr(eq + 1));
+    return true;
+  }
+  if (auto w = value("--weights")) {
+    options->weights = *w;
+    return true;
+  }
+  if (auto s = value("--shape")) {
+    if (error->empty()) parse_shape_option(*s, &options->shape, error);
+    return true;
+  }
+  if (auto seed = value("--seed")) {
+    int64_t n = 0;
+    if (!error->empty()) return true;
+    if (!parse_count(*seed, &n))
+      *error = "--seed expects a non-negative integer";
+    else
+      options->seed = static_cast<uint64_t>(n);
+    return true;
+  }
+  return false;
 }
 
 namespace {
@@ -223,4 +288,19 @@ std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
   return out;
 }
 
-} // namespace dsc::dscc
+bool place_inputs(const runtime::FunctionInfo& fn, AssembledInputs* inputs, std::string* error) {
+  if (fn.device != "cuda") return true;
+  if (!runtime::check_device(fn, error)) return false;
+  for (size_t i = 0; i < inputs->tensors.size(); ++i) {
+    runtime::Tensor& t = inputs->tensors[i];
+    std::optional<runtime::Tensor> copy = runtime::cuda::to_device(t, error);
+    if (!copy) {
+      if (i < fn.params.size()) *error = "parameter '" + fn.params[i].name + "': " + *error;
+      return false;
+    }
+    t = std::move(*copy);
+  }
+  return true;
+}
+
+} // namespace dsc::run_support

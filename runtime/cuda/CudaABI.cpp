@@ -1,0 +1,79 @@
+// The CUDA functions of HostABI.h over cuda::device(). Errors are recorded in the call and
+// name what failed and the function: "kernel 'layer_add_0' of 'layer': cuLaunchKernel failed:
+// CUDA_ERROR_INVALID_VALUE: invalid argument".
+#include <string>
+
+#include "runtime/HostCall.h"
+#include "runtime/cuda/Device.h"
+
+namespace {
+
+using dsc::runtime::cuda::CopyKind;
+using dsc::runtime::cuda::Device;
+using dsc::runtime::cuda::LaunchShape;
+
+std::string of_function(const dsc_call* call) {
+  return call->info ? " of '" + call->info->name + "'" : "";
+}
+
+// The device, or null with the error recorded against `what`.
+Device* device_for(dsc_call* call, const std::string& what) {
+  std::string error;
+  Device* d = dsc::runtime::cuda::device(&error);
+  if (!d) call->fail(what + of_function(call) + ": " + error);
+  return d;
+}
+
+} // namespace
+
+extern "C" {
+
+int32_t dsc_rt_cuda_launch(dsc_call* call, dsc_cuda_module* module, const char* kernel,
+                           int64_t grid_x, int64_t grid_y, int64_t grid_z, int64_t block_x,
+                           int64_t block_y, int64_t block_z, int64_t shared_bytes,
+                           void* const* buffers, int32_t num_buffers, const int64_t* symbols,
+                           int32_t num_symbols) {
+  if (!call) return 1;
+  const std::string what = "kernel '" + std::string(kernel ? kernel : "?") + "'";
+  if (grid_x == 0 || grid_y == 0 || grid_z == 0) return 0; // an empty grid launches nothing
+  Device* d = device_for(call, what);
+  if (!d) return 1;
+  LaunchShape shape;
+  shape.grid[0] = grid_x, shape.grid[1] = grid_y, shape.grid[2] = grid_z;
+  shape.block[0] = block_x, shape.block[1] = block_y, shape.block[2] = block_z;
+  shape.shared_bytes = shared_bytes;
+  std::string error;
+  if (!d->launch(module, kernel, shape, buffers, num_buffers, symbols, num_symbols, &error))
+    return call->fail(what + of_function(call) + ": " + error);
+  return 0;
+}
+
+int32_t dsc_rt_cuda_copy(dsc_call* call, void* dst, const void* src, int64_t bytes) {
+  if (!call) return 1;
+  const std::string what = "a device copy of " + std::to_string(bytes) + " bytes";
+  if (bytes < 0) return call->fail(what + of_function(call) + ": a negative size");
+  if (bytes == 0) return 0;
+  Device* d = device_for(call, what);
+  if (!d) return 1;
+  std::string error;
+  if (!d->copy(dst, src, static_cast<uint64_t>(bytes), CopyKind::DeviceToDevice, &error))
+    return call->fail(what + of_function(call) + ": " + error);
+  return 0;
+}
+
+int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm, float* c,
+                                int64_t batch, int64_t m, int64_t n, int64_t k,
+                                int64_t a_batch_stride, int64_t b_batch_stride, int64_t trans_b) {
+  if (!call) return 1;
+  const std::string what = "cublas.sgemm";
+  Device* d = device_for(call, what);
+  if (!d) return 1;
+  std::string error;
+  if (!d->sgemm(a, bm, c, batch, m, n, k, a_batch_stride, b_batch_stride, trans_b != 0, &error))
+    return call->fail(what + " (batch " + std::to_string(batch) + ", " + std::to_string(m) + " x " +
+                      std::to_string(k) + " @ " + std::to_string(k) + " x " + std::to_string(n) +
+                      ")" + of_function(call) + ": " + error);
+  return 0;
+}
+
+} // extern "C"

@@ -1,0 +1,29 @@
+#pragma once
+// The CUDA block emulator: a Device (Device.h) that runs the CUDA C of a dsc_cuda_module on the
+// CPU, for machines without a GPU (DSC_CUDA_EMULATE=1) and for tests.
+//
+// Device memory is host memory, copies are memcpy, and cublas.sgemm is dsc_rt_gemm_f32. On
+// its first launch a module's `source` is compiled by the host C++ compiler
+// ($DSC_CUDA_EMULATOR_CXX, else `c++`) with emulator/dsc_cuda_emulator.h, whose text the
+// runtime embeds, force-included, and loaded with dlopen; module->loaded then holds it for
+// the life of the process. A launch calls the library's dsc_emu_launch, which runs the blocks
+// one after another, one fiber per GPU thread, with barriers, warp shuffles and shared memory
+// as on a GPU: a missing __syncthreads() gives wrong results here too, and barrier divergence
+// is an error (the header says how). Launches of one module run one at a time; different
+// modules run in parallel.
+//
+// DSC_CUDA_EMULATOR_KEEP=1 keeps each module's source and library in its temporary directory
+// (the error of a failed compile names it either way).
+
+#include <memory>
+#include <string>
+
+#include "runtime/cuda/Device.h"
+
+namespace dsc::runtime::cuda {
+
+// Never null: the compiler is looked for at the first launch. `error` is for symmetry with the
+// GPU's constructor.
+std::unique_ptr<Device> make_emulator_device(std::string* error);
+
+} // namespace dsc::runtime::cuda
