@@ -34,6 +34,10 @@ bool Target::offers(std::string_view symbol) const {
   return r && r->target == kind;
 }
 
+std::string Target::gemm_routine() const {
+  return kind == TargetKind::Cuda ? "cublas.sgemm" : "dsc.sgemm";
+}
+
 std::string Target::describe() const {
   std::string s = target_kind_name(kind);
   std::string details;

@@ -44,6 +44,9 @@ struct Target {
   bool runs(ForKind kind) const;
   // Whether library routine `symbol` ("blas.sgemm") has an implementation on this target.
   bool offers(std::string_view symbol) const;
+  // The routine f32 matmuls call unless the user picks another: "dsc.sgemm" on the CPU,
+  // "cublas.sgemm" on CUDA.
+  std::string gemm_routine() const;
   // "cpu (native)", "cpu (znver3, 512-bit vectors)", "cuda (sm_80, sm_90)".
   std::string describe() const;
 };

@@ -7,6 +7,7 @@
 
 #include "ir/Functor.h"
 #include "passes/AccessAnalysis.h"
+#include "passes/GpuSchedule.h"
 #include "passes/IRUtil.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Simplify.h"
@@ -441,9 +442,6 @@ bool has_scheduled_loop(const Stmt& s) {
 } // namespace
 
 ir::Module schedule(const ir::Module& legalized, PassContext& ctx) {
-  // These are CPU schedules (parallel and vectorize loops); the GPU schedule is to come, and
-  // until then a GPU target's prims stay serial.
-  if (ctx.target.kind != ir::TargetKind::Cpu) return legalized;
   ir::Module out;
   out.imports = legalized.imports;
   for (const ir::Module::Decl& d : legalized.decls) {
@@ -457,7 +455,7 @@ ir::Module schedule(const ir::Module& legalized, PassContext& ctx) {
     p->outputs = d.prim->outputs;
     p->where = d.prim->where;
     p->loc = d.prim->loc;
-    p->body = PrimScheduler(*d.prim, ctx).run();
+    p->body = ctx.target.is_gpu() ? gpu_schedule(*d.prim, ctx) : PrimScheduler(*d.prim, ctx).run();
     out.add(Ref<ir::PrimFunc>(p));
   }
   return out;

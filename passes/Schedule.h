@@ -1,6 +1,6 @@
 #pragma once
-// schedule: the default CPU schedule of every prim whose loops are all serial (prims whose
-// author chose loop kinds are left alone).
+// schedule: the default schedule of every prim whose loops are all serial (prims whose
+// author chose loop kinds are left alone): on a GPU target, passes/GpuSchedule.h; on the CPU:
 //
 //   - Reductions whose reduced axes are not last: a loop over the kept last axis around a
 //     local accumulator and the reduction loops (legalize's form for sum/mean/max/min over a

@@ -41,8 +41,8 @@ runtime::TensorInfo tensor_info(std::string name, ir::DType dtype,
 
 // Fills in every host program's host_symbol, adds the programs the manifest does not list,
 // and checks that the rest agree with their programs.
-bool complete_manifest(const std::vector<ir::HostProgram>& hosts, runtime::Manifest* manifest,
-                       std::string* error) {
+bool complete_manifest(const std::vector<ir::HostProgram>& hosts, const std::string& device,
+                       runtime::Manifest* manifest, std::string* error) {
   std::map<std::string, const ir::HostProgram*> by_name;
   for (const ir::HostProgram& h : hosts) {
     if (!by_name.emplace(h.name, &h).second) {
@@ -76,6 +76,7 @@ bool complete_manifest(const std::vector<ir::HostProgram>& hosts, runtime::Manif
   }
   for (const ir::HostProgram& h : hosts)
     if (!listed[h.name]) manifest->functions.push_back(describe_host_program(h));
+  for (runtime::FunctionInfo& fn : manifest->functions) fn.device = device;
   return true;
 }
 
@@ -92,7 +93,7 @@ bool compile(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
              runtime::Manifest manifest, const ir::Target& options, bool embed_manifest,
              bool optimize, Compilation* out, std::string* error) {
   if (!resolve_target(options, &out->target, error)) return false;
-  if (!complete_manifest(hosts, &manifest, error)) return false;
+  if (!complete_manifest(hosts, options.is_gpu() ? "cuda" : "cpu", &manifest, error)) return false;
   out->tm = create_target_machine(out->target, error);
   if (!out->tm) return false;
   const std::string json = embed_manifest ? runtime::to_json(manifest) : std::string();
@@ -152,7 +153,7 @@ std::unique_ptr<runtime::Model> jit_compile(const ir::Module& m,
                                             const ir::Target& options, std::string* error) {
   ResolvedTarget target;
   if (!resolve_target(options, &target, error)) return nullptr;
-  if (!complete_manifest(hosts, &manifest, error)) return nullptr;
+  if (!complete_manifest(hosts, options.is_gpu() ? "cuda" : "cpu", &manifest, error)) return nullptr;
   std::unique_ptr<runtime::Model> model;
   guard_llvm_fatal_errors(
       compiled_names(hosts),

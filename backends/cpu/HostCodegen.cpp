@@ -14,6 +14,7 @@
 #include "backends/llvm/SymbolicCodegen.h"
 #include "ir/DLDataType.h"
 #include "ir/LibraryRoutine.h"
+#include "ir/OpRegistry.h"
 #include "symbolic/Printer.h"
 
 namespace dsc::cpu {
@@ -41,8 +42,8 @@ std::string describe(const ir::HostBuffer& b, int id) {
 class HostEmitter {
 public:
   HostEmitter(llvm::Module& out, const ir::Module& m, const ir::HostProgram& p,
-              const KernelLookup& kernel)
-      : out_(out), m_(m), p_(p), kernel_(kernel), ctx_(out.getContext()), b_(ctx_),
+              const KernelLookup& kernel, const GpuLaunches* gpu)
+      : out_(out), m_(m), p_(p), kernel_(kernel), gpu_(gpu), ctx_(out.getContext()), b_(ctx_),
         ptr_(llvm::PointerType::getUnqual(ctx_)), i32_(b_.getInt32Ty()), i64_(b_.getInt64Ty()) {}
 
   llvm::Function* emit(std::string* error) {
@@ -417,15 +418,6 @@ private:
       fail(what + ": the module has no such prim");
       return;
     }
-    const std::string symbol = kernel_(s.callee);
-    llvm::FunctionType* kernel_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr_, ptr_}, false);
-    llvm::Function* kernel = symbol.empty() ? nullptr : out_.getFunction(symbol);
-    if (!kernel && !symbol.empty())
-      kernel = llvm::Function::Create(kernel_type, llvm::Function::ExternalLinkage, symbol, out_);
-    if (!kernel || kernel->getFunctionType() != kernel_type) {
-      fail(what + ": it has no compiled kernel");
-      return;
-    }
     std::vector<const ir::Buffer*> signature;
     for (const ir::Buffer& b : prim->inputs)
       signature.push_back(&b);
@@ -454,15 +446,56 @@ private:
       b_.CreateStore(eval(s.ints[j], "symbol " + symbols[j] + " of " + what),
                      b_.CreateConstInBoundsGEP1_64(i64_, ints, j));
     if (!ok()) return;
+    if (gpu_) {
+      emit_kernel_launch(s, symbols, buffers, signature.size(), ints, what);
+      return;
+    }
+    const std::string symbol = kernel_(s.callee);
+    llvm::FunctionType* kernel_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr_, ptr_}, false);
+    llvm::Function* kernel = symbol.empty() ? nullptr : out_.getFunction(symbol);
+    if (!kernel && !symbol.empty())
+      kernel = llvm::Function::Create(kernel_type, llvm::Function::ExternalLinkage, symbol, out_);
+    if (!kernel || kernel->getFunctionType() != kernel_type) {
+      fail(what + ": it has no compiled kernel");
+      return;
+    }
     b_.CreateCall(llvm::FunctionCallee(kernel_type, kernel), {buffers, ints});
+  }
+
+  // dsc_rt_cuda_launch(call, module, kernel, grid, block, 0, buffers, n, symbols, n), its grid
+  // and block evaluated from the step's symbol values; a failure returns 1.
+  void emit_kernel_launch(const ir::HostStep& s, const std::vector<std::string>& symbols,
+                          llvm::Value* buffers, size_t num_buffers, llvm::Value* ints,
+                          const std::string& what) {
+    auto it = gpu_->launches->find(s.callee);
+    if (it == gpu_->launches->end()) {
+      fail(what + ": it has no compiled GPU kernel");
+      return;
+    }
+    std::map<std::string, symbolic::Expr> values;
+    for (size_t j = 0; j < symbols.size(); ++j) values[symbols[j]] = s.ints[j];
+    llvm::Value* grid = eval(ir::substitute(it->second.grid_x, values), "the grid of " + what);
+    llvm::Value* block = eval(ir::substitute(it->second.block_x, values), "the block of " + what);
+    if (!ok()) return;
+    llvm::FunctionCallee launch = runtime(
+        "dsc_rt_cuda_launch", i32_,
+        {ptr_, ptr_, ptr_, i64_, i64_, i64_, i64_, i64_, i64_, i64_, ptr_, i32_, ptr_, i32_});
+    llvm::Value* one = b_.getInt64(1);
+    llvm::Value* status = b_.CreateCall(
+        launch, {call_, gpu_->module, string_constant(it->second.kernel), grid, one, one, block,
+                 one, one, b_.getInt64(0), buffers, i32(static_cast<int64_t>(num_buffers)), ints,
+                 i32(static_cast<int64_t>(symbols.size()))});
+    guard(
+        b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "launch");
   }
 
   // runtime_function(buffer pointers..., int64 scalars...), as ir/LibraryRoutines.def says.
   void emit_library_call(const ir::HostStep& s) {
     const std::string what = "the call of library routine '" + s.callee + "'";
     const ir::LibraryRoutine* routine = ir::find_library_routine(s.callee);
-    if (!routine || routine->target != ir::TargetKind::Cpu) {
-      fail(what + ": the CPU has no such routine");
+    const ir::TargetKind device = gpu_ ? ir::TargetKind::Cuda : ir::TargetKind::Cpu;
+    if (!routine || routine->target != device) {
+      fail(what + ": the " + ir::target_kind_name(device) + " target has no such routine");
       return;
     }
     if (!step_buffers(s, static_cast<size_t>(routine->buffers), what)) return;
@@ -478,15 +511,28 @@ private:
            std::to_string(routine->scalars) + " (" + routine->summary + ")");
       return;
     }
-    std::vector<llvm::Type*> types(s.buffers.size(), ptr_);
+    std::vector<llvm::Type*> types;
     std::vector<llvm::Value*> args;
-    for (int id : s.buffers) args.push_back(pointer(id));
+    if (gpu_) { // CUDA routines take the call first and return a status
+      types.push_back(ptr_);
+      args.push_back(call_);
+    }
+    for (int id : s.buffers) {
+      args.push_back(pointer(id));
+      types.push_back(ptr_);
+    }
     for (const symbolic::Expr& e : s.ints) {
       args.push_back(eval(e, what));
       types.push_back(i64_);
     }
     if (!ok()) return;
-    b_.CreateCall(runtime(routine->runtime_function, b_.getVoidTy(), types), args);
+    if (!gpu_) {
+      b_.CreateCall(runtime(routine->runtime_function, b_.getVoidTy(), types), args);
+      return;
+    }
+    llvm::Value* status = b_.CreateCall(runtime(routine->runtime_function, i32_, types), args);
+    guard(
+        b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "library");
   }
 
   void emit_copy(const ir::HostStep& s) {
@@ -497,6 +543,14 @@ private:
     for (const symbolic::Expr& d : dst.shape)
       bytes = b_.CreateMul(bytes, eval(d, "a dim of " + describe(dst, s.buffers[1])));
     if (!ok()) return;
+    if (gpu_) {
+      llvm::FunctionCallee copy = runtime("dsc_rt_cuda_copy", i32_, {ptr_, ptr_, ptr_, i64_});
+      llvm::Value* status =
+          b_.CreateCall(copy, {call_, pointer(s.buffers[1]), pointer(s.buffers[0]), bytes});
+      guard(
+          b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "copy");
+      return;
+    }
     b_.CreateMemCpy(pointer(s.buffers[1]), llvm::MaybeAlign(1), pointer(s.buffers[0]),
                     llvm::MaybeAlign(1), bytes);
   }
@@ -505,6 +559,7 @@ private:
   const ir::Module& m_;
   const ir::HostProgram& p_;
   const KernelLookup& kernel_;
+  const GpuLaunches* gpu_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
   llvm::PointerType* ptr_;
@@ -529,8 +584,8 @@ private:
 
 llvm::Function* emit_host_function(llvm::Module& out, const ir::Module& m,
                                    const ir::HostProgram& program, const KernelLookup& kernel,
-                                   std::string* error) {
-  return HostEmitter(out, m, program, kernel).emit(error);
+                                   std::string* error, const GpuLaunches* gpu) {
+  return HostEmitter(out, m, program, kernel, gpu).emit(error);
 }
 
 } // namespace dsc::cpu

@@ -53,10 +53,13 @@ void initialize_native_target() {
 
 bool resolve_target(const ir::Target& options, ResolvedTarget* out, std::string* error) {
   initialize_native_target();
-  if (options.kind != ir::TargetKind::Cpu) {
-    if (error) *error = std::string("the CPU backend cannot compile for the ") +
-                        ir::target_kind_name(options.kind) + " target";
-    return false;
+  if (options.kind == ir::TargetKind::Cuda) {
+    // The host code runs on this machine's CPU; the kernels are the CUDA backend's.
+    ir::Target host = ir::cpu_target();
+    host.opt_level = options.opt_level;
+    if (!resolve_target(host, out, error)) return false;
+    out->gpu = options;
+    return true;
   }
   if (options.opt_level < 0 || options.opt_level > 3) {
     if (error) *error = "opt_level must be 0 to 3, not " + std::to_string(options.opt_level);

@@ -8,6 +8,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "backends/cpu/CpuBackend.h"
@@ -22,6 +23,9 @@ struct ResolvedTarget {
   int vector_width = 0; // 0: the CPU's preference; else the "prefer-vector-width" of every function
   int index_bits = 64;  // of kernels' index arithmetic (CpuKernel.h)
   llvm::CodeGenOptLevel codegen_level = llvm::CodeGenOptLevel::Aggressive;
+  // Set when compiling for CUDA: the host code is for the CPU above, and the prims become
+  // CUDA kernels for gpu->sm_archs (backends/cuda/DeviceCode.h) that the host launches.
+  std::optional<ir::Target> gpu;
 };
 
 // Registers the native target with LLVM (once per process; thread-safe).

@@ -1,5 +1,5 @@
-// matmul. On f32, when the target offers the GEMM routine chosen (PassContext::gemm_routine:
-// dsc.sgemm, or blas.sgemm with --gemm=blas) and each operand has either the result's
+// matmul. On f32, when the target offers the GEMM routine chosen (PassContext::gemm_routine,
+// else the target's: dsc.sgemm on the CPU, cublas.sgemm on CUDA) and each operand has either the result's
 // full batch or none (its batch dims absent or all 1), a library call of "blas.sgemm", which
 // the materializer makes a call to an extern whose signature is the two operand types and the
 // result type: the host folds a's leading dims into m when b has no
@@ -47,7 +47,8 @@ ir::Expr matrix(const ir::Expr& x, FnContext& ctx) {
 std::optional<ComputeDesc> blas(const ir::BoundArgs& args, const ir::Type& type, FnContext& ctx) {
   const ir::Type& at = args.types[0];
   const ir::Type& bt = args.types[1];
-  const std::string& routine = ctx.pass().gemm_routine;
+  const std::string routine = ctx.pass().gemm_routine.empty() ? ctx.pass().target.gemm_routine()
+                                                               : ctx.pass().gemm_routine;
   if (!ctx.pass().target.offers(routine)) return std::nullopt;
   if (type.dtype != DType::F32 || at.weak || bt.weak || at.rank() < 2 || bt.rank() < 2 ||
       !args[0].is<ir::Var>() || !args[1].is<ir::Var>())

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backends/cpu/CpuBackend.h"
+#include "backends/cuda/CudaSource.h"
 #include "tools/dscc/Command.h"
 #include "tools/dscc/Compile.h"
 
@@ -21,11 +22,11 @@ library that `dscc run OUT.so` and C programs (runtime/dsc_runtime.h) load.
 
   -o OUT.so, --output=OUT.so   the library to write
   --entry=NAME                 compile only NAME (repeatable)
-  --target=cpu                 the backend (cpu; cuda is not available yet)
   --cpu=native|generic|NAME    native (default): this machine's CPU and features, AVX-512
                                where present; generic: portable x86-64; or an LLVM CPU name
   --vector-width=128|256|512   the vector width LLVM's vectorizers aim for (default: the
                                CPU's preference; 256 on recent Xeons even with AVX-512)
+  --emit=cuda                   with --target=cuda: print the CUDA C of the kernels
   -q, --quiet                  no progress lines
 )";
 
@@ -35,6 +36,7 @@ int run_build(const Args& args) {
   CompileOptions options;
   options.all_entries = true;
   std::string out_path, error;
+  bool emit_cuda = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
@@ -46,6 +48,8 @@ int run_build(const Args& args) {
       out_path = args[++i];
     } else if (a.rfind("--output=", 0) == 0) {
       out_path = a.substr(9);
+    } else if (a == "--emit=cuda") {
+      emit_cuda = true;
     } else if (a.rfind("--entry=", 0) == 0) {
       options.entries.push_back(a.substr(8));
     } else if (parse_compile_option(a, &options, &error) == OptionResult::Parsed) {
@@ -68,6 +72,18 @@ int run_build(const Args& args) {
   std::optional<passes::Compilation> c = compile_file(options, std::cout, std::cerr);
   if (!c) return 1;
   runtime::Manifest manifest = manifest_of(*c);
+  if (emit_cuda) {
+    if (!options.target.is_gpu()) {
+      std::cerr << "dscc build: error: --emit=cuda needs --target=cuda\n";
+      return 1;
+    }
+    std::optional<cuda::CudaSource> source = cuda::emit_cuda_source(c->module, &error);
+    if (!source) {
+      std::cerr << "dscc build: error: " << error << "\n";
+      return 1;
+    }
+    std::cout << source->text;
+  }
   if (options.print_llvm) {
     std::string text = cpu::emit_llvm_ir(c->module, c->hosts, manifest, options.target, true, &error);
     if (text.empty()) {
@@ -82,7 +98,8 @@ int run_build(const Args& args) {
   }
   if (!options.quiet) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "dscc: wrote %s in %.2f s\n", out_path.c_str(), s);
+    std::fprintf(stderr, "dscc: wrote %s in %.2f s (%s)\n", out_path.c_str(), s,
+                 options.target.describe().c_str());
   }
   return 0;
 }

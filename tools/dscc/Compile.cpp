@@ -17,7 +17,12 @@ const char* const kInstrumentationUsage =
   --verify-each                run the IR verifier after every pass (on in debug builds)
   --time-passes                print each pass's wall time to stderr
   --no-fusion                  one kernel per op (to compare with the fused kernels)
-  --gemm=dsc|blas              f32 matmuls call dsc's own GEMM (the default) or OpenBLAS
+  --gemm=dsc|blas|cublas       f32 matmuls call dsc's own GEMM (the CPU's default), OpenBLAS,
+                               or cuBLAS (CUDA's default)
+  --target=cpu|cuda            the backend: this machine's CPU (default), or NVIDIA GPUs (CUDA
+                               kernels compiled by NVRTC; the host code stays on the CPU)
+  --cuda-arch=80,90            with --target=cuda: the SM architectures to compile cubins for
+                               (default 80,90), plus PTX for the newest, for later GPUs
 )";
 
 namespace {
@@ -50,15 +55,15 @@ OptionResult parse_instrumentation_option(const std::string& arg, CompileOptions
   return OptionResult::Parsed;
 }
 
-OptionResult parse_target_option(const std::string& arg, ir::Target* target, std::string* error,
-                                 bool cuda_ok) {
+OptionResult parse_target_option(const std::string& arg, ir::Target* target, std::string* error) {
   if (arg.rfind("--target=", 0) == 0) {
     std::string t = arg.substr(9);
     if (t == "cpu") {
       *target = ir::cpu_target();
     } else if (t == "cuda") {
-      if (cuda_ok) *target = ir::cuda_target();
-      else *error = "--target=cuda: the CUDA backend is not available yet; use --target=cpu";
+      std::vector<int> archs = target->sm_archs;
+      *target = ir::cuda_target();
+      if (!archs.empty()) target->sm_archs = archs;
     } else {
       *error = "--target must be cpu or cuda (got '" + t + "')";
     }
@@ -66,6 +71,23 @@ OptionResult parse_target_option(const std::string& arg, ir::Target* target, std
     std::string w = arg.substr(15);
     if (w == "128" || w == "256" || w == "512") target->vector_bits = std::stoi(w);
     else *error = "--vector-width must be 128, 256 or 512 (got '" + w + "')";
+  } else if (arg.rfind("--cuda-arch=", 0) == 0) {
+    std::vector<int> archs;
+    std::string list = arg.substr(12);
+    size_t at = 0;
+    while (at <= list.size()) {
+      size_t comma = list.find(',', at);
+      std::string item = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      if (item.rfind("sm_", 0) == 0) item = item.substr(3);
+      if (item.size() < 2 || item.size() > 3 || item.find_first_not_of("0123456789") != std::string::npos) {
+        *error = "--cuda-arch takes SM architectures such as 80,90 or sm_80,sm_90 (got '" + list + "')";
+        return OptionResult::Parsed;
+      }
+      archs.push_back(std::stoi(item));
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    target->sm_archs = archs;
   } else if (arg.rfind("--cpu=", 0) == 0) {
     target->cpu = arg.substr(6);
     if (target->cpu.empty()) *error = "--cpu needs a value: native, generic or an LLVM CPU name";
@@ -78,10 +100,10 @@ OptionResult parse_target_option(const std::string& arg, ir::Target* target, std
 } // namespace
 
 OptionResult parse_compile_option(const std::string& arg, CompileOptions* options,
-                                  std::string* error, bool cuda_ok) {
+                                  std::string* error) {
   error->clear();
   if (parse_instrumentation_option(arg, options, error) == OptionResult::Parsed ||
-      parse_target_option(arg, &options->target, error, cuda_ok) == OptionResult::Parsed)
+      parse_target_option(arg, &options->target, error) == OptionResult::Parsed)
     return OptionResult::Parsed;
   if (arg == "-q" || arg == "--quiet") {
     options->quiet = true;
@@ -89,8 +111,8 @@ OptionResult parse_compile_option(const std::string& arg, CompileOptions* option
     options->fuse = false;
   } else if (arg.rfind("--gemm=", 0) == 0) {
     std::string value = arg.substr(7);
-    if (value != "dsc" && value != "blas")
-      *error = "--gemm takes dsc or blas, not '" + value + "'";
+    if (value != "dsc" && value != "blas" && value != "cublas")
+      *error = "--gemm takes dsc or blas (cpu), or cublas (cuda), not '" + value + "'";
     else
       options->gemm = value;
   } else if (arg.size() > 1 && arg[0] == '-') {
@@ -150,7 +172,16 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
   instrument.report_to = &err;
   passes::PassContext ctx{diags, prover, options.target};
   ctx.fuse = options.fuse;
-  ctx.gemm_routine = options.gemm + ".sgemm";
+  if (!options.gemm.empty()) {
+    ctx.gemm_routine = options.gemm + ".sgemm";
+    if (!options.target.offers(ctx.gemm_routine)) {
+      err << "error: --gemm=" << options.gemm << ": the " << ir::target_kind_name(options.target.kind)
+          << " target has no routine " << ctx.gemm_routine << " (its default is --gemm="
+          << options.target.gemm_routine().substr(0, options.target.gemm_routine().find('.'))
+          << ")\n";
+      return std::nullopt;
+    }
+  }
 
   std::optional<uint32_t> file = load_source(options.file, sources, diags);
   std::optional<ir::Module> parsed;

@@ -23,7 +23,7 @@ struct CompileOptions {
   passes::PipelineOptions instrument; // print_to and report_to are set by compile_file
   bool print_llvm = false;            // --print-after=llvm: the optimized LLVM IR
   bool fuse = true;                   // --no-fusion: one kernel per op
-  std::string gemm = "dsc";           // --gemm=dsc|blas: the GEMM f32 matmuls call
+  std::string gemm;                   // --gemm=dsc|blas|cublas: the GEMM f32 matmuls call (empty: the target's)
   bool quiet = false;                 // no progress lines
 };
 
@@ -32,13 +32,13 @@ enum class OptionResult { NotMine, Parsed };
 // The arguments every compiling command (build, run FILE.dsc, opt) takes:
 //   --print-after=PASS (a pass of passes/Passes.def, `llvm` for the optimized LLVM IR, or
 //   `all`), --print-after-all, --verify-each, --time-passes;
-//   --target=cpu|cuda, --cpu=NAME, --vector-width=128|256|512; --no-fusion; --gemm=dsc|blas;
-//   -q, --quiet; and FILE (an argument that is not an option).
+//   --target=cpu|cuda, --cpu=NAME, --vector-width=128|256|512, --cuda-arch=80,90;
+//   --no-fusion; --gemm=dsc|blas|cublas; -q, --quiet; and FILE (an argument that is not an
+//   option).
 // NotMine for anything else: the command's own options, or an unknown one. An invalid value
-// or a second FILE sets `error`. `cuda_ok`: the command can go on with a CUDA target (dscc
-// opt runs the passes; nothing generates CUDA code yet).
+// or a second FILE sets `error`.
 OptionResult parse_compile_option(const std::string& arg, CompileOptions* options,
-                                  std::string* error, bool cuda_ok = false);
+                                  std::string* error);
 
 // The usage lines of the instrumentation options, for --help.
 extern const char* const kInstrumentationUsage;

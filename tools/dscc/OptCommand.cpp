@@ -57,7 +57,7 @@ int run_opt(const Args& args) {
       if (list.empty()) return bad("--passes needs a comma-separated list of passes");
     } else if (a.rfind("--entry=", 0) == 0) {
       options.entries.push_back(a.substr(8));
-    } else if (parse_compile_option(a, &options, &error, true) == OptionResult::Parsed) {
+    } else if (parse_compile_option(a, &options, &error) == OptionResult::Parsed) {
       if (!error.empty()) return bad(error);
       if (options.print_llvm) return bad("dscc opt prints dsc IR; use dscc build --print-after=llvm");
     } else {

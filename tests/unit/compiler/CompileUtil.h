@@ -17,6 +17,7 @@
 #include "backends/reference/Value.h"
 #include "lang/Frontend.h"
 #include "passes/Pipeline.h"
+#include "runtime/cuda/DeviceTensor.h"
 #include "symbolic/Eval.h"
 #include "tests/unit/FrontendUtil.h"
 #include "tests/unit/PipelineUtil.h"
@@ -29,21 +30,26 @@ struct CompiledProgram {
   ir::HostProgram host;
   ir::Module lowered;  // after the whole pipeline, for building a .so
   size_t kernels = 0; // generated prims (fusion makes fewer)
+  bool cuda = false;  // compiled for CUDA: its inputs and outputs live on the device
   std::string errors; // diagnostics of any stage; empty on success
 };
 
 // `entry` must be a fn of `text`. Never throws; failures land in `errors`. `fuse`: legalize
-// fuses ops into kernels (passes/legalize/Fuse.h).
+// fuses ops into kernels (passes/legalize/Fuse.h). For a CUDA target the kernels are compiled
+// by NVRTC too, and run wherever runtime::cuda::device() runs them (the block emulator under
+// DSC_CUDA_EMULATE=1).
 inline CompiledProgram compile_program(const std::string& text, const std::string& entry,
-                                       bool fuse = true) {
+                                       bool fuse = true,
+                                       const ir::Target& target = ir::cpu_target()) {
   CompiledProgram out;
   SourceManager sources;
   DiagnosticEngine diags(sources);
   symbolic::Prover prover;
   uint32_t file = sources.add("test.dsc", text);
   std::optional<ir::Module> m = lang::parse_module(sources, file, diags, stdlib_options());
-  passes::PassContext ctx{diags, prover};
+  passes::PassContext ctx{diags, prover, target};
   ctx.fuse = fuse;
+  out.cuda = target.is_gpu();
   passes::Compilation c;
   bool ok = false;
   if (m && !diags.has_errors()) {
@@ -145,11 +151,27 @@ inline std::string first_mismatch(const NumericCase& c, const CompiledProgram& p
   int64_t int_bound = c.int_bound > 0 ? c.int_bound : (n != symbols.end() ? n->second : 2);
   std::vector<runtime::Tensor> inputs = random_inputs(p.host, symbols, rng, int_bound);
   reference::RunResult expected = reference::interpret(p.typed, "f", inputs);
+  std::vector<runtime::Tensor> device_inputs;
+  std::string copy_error;
+  if (p.cuda) {
+    for (const runtime::Tensor& t : inputs) {
+      std::optional<runtime::Tensor> d = runtime::cuda::to_device(t, &copy_error);
+      if (!d) return at + "copy to the device: " + copy_error;
+      device_inputs.push_back(std::move(*d));
+    }
+  }
   std::vector<DLTensor> views;
-  for (runtime::Tensor& t : inputs) views.push_back(t.dl_view());
+  for (runtime::Tensor& t : p.cuda ? device_inputs : inputs) views.push_back(t.dl_view());
   std::vector<const DLTensor*> ptrs;
   for (const DLTensor& v : views) ptrs.push_back(&v);
   runtime::CallResult got = p.model->run("f", ptrs);
+  if (p.cuda && got.ok()) {
+    for (runtime::Tensor& t : got.outputs) {
+      std::optional<runtime::Tensor> h = runtime::cuda::to_host(t, &copy_error);
+      if (!h) return at + "copy to the host: " + copy_error;
+      t = std::move(*h);
+    }
+  }
   if (rejections_agree && !expected.ok() && !got.ok()) return "";
   if (!expected.ok()) return at + "reference: " + expected.error;
   if (!got.ok()) return at + "compiled: " + got.error;

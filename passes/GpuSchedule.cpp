@@ -1,0 +1,231 @@
+#include "passes/GpuSchedule.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/Functor.h"
+#include "ir/OpRegistry.h"
+#include "passes/AccessAnalysis.h"
+#include "passes/IRUtil.h"
+#include "symbolic/Simplify.h"
+
+namespace dsc::passes {
+
+namespace {
+
+namespace sym = symbolic;
+using ir::ForKind;
+using ir::PrimExpr;
+using ir::Stmt;
+
+// Loops of a constant extent below this are too short to spread over a block's threads.
+constexpr int64_t kMinThreadExtent = 32;
+
+const Stmt& unwrap(const Stmt& s) {
+  if (const ir::Seq* seq = s.as<ir::Seq>(); seq && seq->stmts.size() == 1)
+    return unwrap(seq->stmts[0]);
+  return s;
+}
+
+bool mentions(const sym::Expr& e, const std::set<std::string>& names) {
+  if (!e.defined()) return false;
+  for (const std::string& s : sym::free_symbols(e))
+    if (names.count(s)) return true;
+  return false;
+}
+
+// Replaces loop variables (symbols) in indices, loop bounds and allocation shapes.
+class SubstituteVars : public ir::IRMutator {
+public:
+  explicit SubstituteVars(const std::map<std::string, sym::Expr>& subst) : subst_(subst) {}
+
+protected:
+  using ir::IRMutator::mutate_node;
+  PrimExpr mutate_node(const ir::Index* node, const PrimExpr&) override {
+    return ir::Index::make(sym::simplify(ir::substitute(node->value, subst_)), node->loc);
+  }
+  Stmt mutate_node(const ir::For* node, const Stmt&) override {
+    return ir::For::make(node->var, sym::simplify(ir::substitute(node->min, subst_)),
+                         sym::simplify(ir::substitute(node->extent, subst_)), node->for_kind,
+                         mutate(node->body), node->loc);
+  }
+  Stmt mutate_node(const ir::Alloc* node, const Stmt&) override {
+    std::vector<sym::Expr> shape;
+    for (const sym::Expr& d : node->shape) shape.push_back(sym::simplify(ir::substitute(d, subst_)));
+    return ir::Alloc::make(node->name, node->dtype, std::move(shape), node->scope, node->loc);
+  }
+
+private:
+  const std::map<std::string, sym::Expr>& subst_;
+};
+
+// Sets the kind of the loops given, leaving everything else as it is.
+class SetKinds : public ir::IRMutator {
+public:
+  explicit SetKinds(const std::set<const ir::For*>& threads) : threads_(threads) {}
+
+protected:
+  using ir::IRMutator::mutate_node;
+  Stmt mutate_node(const ir::For* node, const Stmt&) override {
+    ForKind kind = threads_.count(node) ? ForKind::GpuThreadX : node->for_kind;
+    return ir::For::make(node->var, node->min, node->extent, kind, mutate(node->body), node->loc);
+  }
+
+private:
+  const std::set<const ir::For*>& threads_;
+};
+
+bool has_loop(const Stmt& s) {
+  struct Finder : ir::IRVisitor {
+    bool found = false;
+
+  protected:
+    void visit_node(const ir::For*) override { found = true; }
+  } f;
+  f.visit(s);
+  return f.found;
+}
+
+// The loops at the top level of a row: those not inside another loop or a condition.
+void row_loops(const Stmt& s, std::vector<const ir::For*>* loops, bool* other) {
+  if (const ir::Seq* seq = s.as<ir::Seq>()) {
+    for (const Stmt& c : seq->stmts) row_loops(c, loops, other);
+  } else if (const ir::For* f = s.as<ir::For>()) {
+    loops->push_back(f);
+  } else if (s.as<ir::IfStmt>() || s.as<ir::Alloc>() || s.as<ir::Evaluate>()) {
+    *other |= has_loop(s) || s.as<ir::Alloc>() || s.as<ir::Evaluate>();
+  }
+}
+
+class GpuScheduler {
+public:
+  GpuScheduler(const ir::PrimFunc& p, PassContext& ctx)
+      : p_(p), analysis_(p, p.body, ctx.prover) {
+    StmtNames n = stmt_names(p.body);
+    names_ = n.symbols;
+    names_.insert(n.loop_vars.begin(), n.loop_vars.end());
+    names_.insert(n.declared.begin(), n.declared.end());
+    for (const std::vector<ir::Buffer>* bufs : {&p.inputs, &p.outputs})
+      for (const ir::Buffer& b : *bufs) {
+        names_.insert(b.name);
+        for (const sym::Expr& d : b.shape) add_symbols(d, names_);
+      }
+  }
+
+  Stmt run() {
+    // The independent outer loops, down the perfectly nested chain; bounds may not mention
+    // the variables of the loops around them, so that the chain flattens into one index.
+    std::vector<const ir::For*> outer;
+    std::set<std::string> outer_vars;
+    const Stmt* inner = &p_.body;
+    while (const ir::For* f = unwrap(*inner).as<ir::For>()) {
+      if (!analysis_.loop(f).independent || mentions(f->min, outer_vars) ||
+          mentions(f->extent, outer_vars))
+        break;
+      outer.push_back(f);
+      outer_vars.insert(f->var);
+      inner = &f->body;
+    }
+    if (outer.empty()) return single_thread();
+
+    sym::Expr count = 1;
+    for (const ir::For* f : outer) count = count * f->extent;
+    count = sym::simplify(count);
+
+    if (!has_loop(*inner)) return per_thread(outer, *inner, count);
+    std::vector<const ir::For*> loops;
+    bool other = false;
+    row_loops(*inner, &loops, &other);
+    if (!other && rows_per_block(loops)) return per_block(outer, *inner, count, loops);
+    return per_thread(outer, *inner, count);
+  }
+
+private:
+  std::string fresh(const std::string& hint) {
+    for (int k = 0;; ++k) {
+      std::string name = k == 0 ? hint : hint + std::to_string(k);
+      if (names_.insert(name).second) return name;
+    }
+  }
+
+  // Each outer loop's variable as a function of the flat index `flat`.
+  static std::map<std::string, sym::Expr> unflatten(const std::vector<const ir::For*>& outer,
+                                                    const sym::Expr& flat) {
+    std::map<std::string, sym::Expr> subst;
+    sym::Expr inner_count = 1;
+    for (size_t j = outer.size(); j-- > 0;) {
+      const ir::For* f = outer[j];
+      sym::Expr v = sym::floordiv(flat, inner_count);
+      if (j > 0) v = sym::floormod(v, f->extent);
+      subst[f->var] = sym::simplify(f->min + v);
+      inner_count = inner_count * f->extent;
+    }
+    return subst;
+  }
+
+  // Every loop spreads over threads: independent, or a reduction into locals only; one of them
+  // reads or writes along a contiguous axis; not all of them are short.
+  bool rows_per_block(const std::vector<const ir::For*>& loops) const {
+    bool contiguous = false, long_enough = false;
+    for (const ir::For* f : loops) {
+      const LoopInfo& info = analysis_.loop(f);
+      if (!info.independent) {
+        if (!info.reduction) return false;
+        for (const Reduction& r : info.reductions)
+          if (!r.into_local) return false;
+      }
+      for (size_t id : info.accesses)
+        contiguous |= analysis_.contiguous(analysis_.accesses()[id], f->var);
+      const sym::Expr extent = sym::simplify(f->extent);
+      const sym::Const* c = extent.as<sym::Const>();
+      long_enough |= !c || c->value >= kMinThreadExtent;
+    }
+    return contiguous && long_enough;
+  }
+
+  Stmt single_thread() {
+    const std::string b = fresh("gpu_block");
+    Stmt body = ir::For::make(fresh("gpu_thread"), 0, 1, ForKind::GpuThreadX, p_.body);
+    return ir::For::make(b, 0, 1, ForKind::GpuBlockX, body);
+  }
+
+  // block_x for b in 0..ceildiv(count, T) { thread_x for t in 0..T { if b*T+t < count {..} } }
+  Stmt per_thread(const std::vector<const ir::For*>& outer, const Stmt& inner,
+                  const sym::Expr& count) {
+    const std::string b = fresh("gpu_block"), t = fresh("gpu_thread");
+    const sym::Expr flat = sym::Expr(sym::Sym::make(b)) * kGpuThreadsPerBlock + sym::Sym::make(t);
+    Stmt body = SubstituteVars(unflatten(outer, flat)).mutate(inner);
+    PrimExpr in_range = ir::PrimBinary::make(ir::BinaryOp::LT, ir::Index::make(flat),
+                                             ir::Index::make(count));
+    body = ir::IfStmt::make(in_range, body, Stmt());
+    body = ir::For::make(t, 0, kGpuThreadsPerBlock, ForKind::GpuThreadX, body);
+    const sym::Expr blocks =
+        sym::simplify(sym::floordiv(count + (kGpuThreadsPerBlock - 1), kGpuThreadsPerBlock));
+    return ir::For::make(b, 0, blocks, ForKind::GpuBlockX, body);
+  }
+
+  // block_x for r in 0..count { row, its top-level loops thread_x }
+  Stmt per_block(const std::vector<const ir::For*>& outer, const Stmt& inner,
+                 const sym::Expr& count, const std::vector<const ir::For*>& loops) {
+    std::set<const ir::For*> threads(loops.begin(), loops.end());
+    Stmt row = SetKinds(threads).mutate(inner);
+    const std::string r = fresh("gpu_row");
+    row = SubstituteVars(unflatten(outer, sym::Sym::make(r))).mutate(row);
+    return ir::For::make(r, 0, count, ForKind::GpuBlockX, row);
+  }
+
+  const ir::PrimFunc& p_;
+  AccessAnalysis analysis_;
+  std::set<std::string> names_;
+};
+
+} // namespace
+
+ir::Stmt gpu_schedule(const ir::PrimFunc& p, PassContext& ctx) {
+  if (!p.body.defined()) return p.body;
+  return GpuScheduler(p, ctx).run();
+}
+
+} // namespace dsc::passes

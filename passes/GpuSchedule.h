@@ -1,0 +1,35 @@
+#pragma once
+// The GPU schedule of one prim (what `schedule` does on a CUDA target). The loops it makes
+// mean what ir/ForKinds.def says, read as the CUDA backend reads them
+// (backends/cuda/CudaSource.h): a `block_x` loop at the top runs one iteration per block, and a
+// `thread_x` loop spreads its iterations over the block's threads, blockDim.x at a time; a
+// local assigned inside a `thread_x` loop and declared outside it is combined over the threads
+// after the loop. Serially, every loop still means what it says, so the reference interpreter
+// and the CPU backend agree with the scheduled prim.
+//
+// The outer loops whose iterations are independent (the output space, for legalize's prims)
+// are flattened into one index, and the rest is one of three forms:
+//   - elements: nothing below them loops. One element per thread:
+//       block_x for b in 0..ceildiv(N, 256) { thread_x for t in 0..256 { if b*256+t < N {..} } }
+//   - rows per block: what is below them is a row (a reduction, or a stitch of reductions and
+//     maps) whose loops all run over a contiguous axis with independent iterations or a
+//     reduction into locals. One row per block, its loops `thread_x`:
+//       block_x for r in 0..R { var acc = 0; thread_x for k in 0..K { acc = acc + .. } .. }
+//   - rows per thread: any other row (loops over a strided axis, as a reduction over a
+//     non-last axis or a direct convolution; short loops; loops carrying other dependences).
+//     One row per thread, the element form around the row's serial loops.
+// A prim with no independent outer loop runs on one thread of one block. (schedule leaves
+// prims whose author chose loop kinds alone, and calls this for the others.)
+
+#include "ir/Module.h"
+#include "passes/PassContext.h"
+
+namespace dsc::passes {
+
+// Threads per block of the element and rows-per-thread forms, and the most a rows-per-block
+// kernel uses.
+constexpr int64_t kGpuThreadsPerBlock = 256;
+
+ir::Stmt gpu_schedule(const ir::PrimFunc& p, PassContext& ctx);
+
+} // namespace dsc::passes

@@ -1,0 +1,91 @@
+#pragma once
+// The cases of the op tests: every primitive op and every stdlib composite, as a one-function
+// program with its symbols (and integer bound and tolerance where the defaults do not fit).
+// OpsVsReferenceTest runs them on the CPU, CudaEmulatorVsReferenceTest through the CUDA
+// backend on the block emulator.
+
+#include <vector>
+
+#include "tests/unit/compiler/CompileUtil.h"
+
+namespace dsc::testing {
+
+inline std::vector<NumericCase> cases() {
+  return {
+      // Elementwise arithmetic with NumPy broadcasting.
+      {"add_broadcast", "fn f(a: f32[N, M], b: f32[M]) { return a + b }", {"N", "M"}},
+      {"sub_outer", "fn f(a: f32[N, 1], b: f32[1, M]) { return a - b }", {"N", "M"}},
+      {"mul_scalar", "fn f(a: f32[N, M]) { return a * 0.125 }", {"N", "M"}},
+      {"div", "fn f(a: f32[N], b: f32[N]) { return a / (abs(b) + 0.5) }", {"N"}},
+      {"pow", "fn f(a: f32[N], b: f32[N]) { return pow(abs(a) + 0.5, b) }", {"N"}},
+      {"maximum_minimum", "fn f(a: f32[B, N], b: f32[N]) { return maximum(a, b) + minimum(a, 0.5) }", {"B", "N"}},
+      {"int_arith", "fn f(a: i64[N], b: i64[N]) { return a * 3 - b + a / (b + 1) }", {"N"}, 50},
+      {"i32_add", "fn f(a: i32[N, M], b: i32[M]) { return a + b }", {"N", "M"}, 100},
+      // Comparisons and logic.
+      {"compare", "fn f(a: f32[N], b: f32[N]) { return logical_or(a < b, logical_and(a >= b, a != 0.0)) }", {"N"}},
+      {"compare_all", "fn f(a: f32[N, M], b: f32[M]) {\n  let x = cast(a == b, dtype=\"f32\") + cast(a <= b, dtype=\"f32\")\n  return x + cast(a > b, dtype=\"f32\") + cast(logical_not(a >= 0.0), dtype=\"f32\")\n}", {"N", "M"}},
+      {"where", "fn f(c: bool[N, M], a: f32[N, M], b: f32[M]) { return where(c, a, b) }", {"N", "M"}},
+      // Casts.
+      {"cast_f32_i32", "fn f(a: f32[N]) { return cast(a * 10.0, dtype=\"i32\") }", {"N"}},
+      {"cast_i64_f32", "fn f(a: i64[N]) { return cast(a, dtype=\"f32\") }", {"N"}, 1000},
+      {"cast_f16", "fn f(a: f32[N]) { return cast(a, dtype=\"f16\") }", {"N"}, 2, 1e-3},
+      {"cast_bf16", "fn f(a: f32[N]) { return cast(a, dtype=\"bf16\") }", {"N"}, 2, 1e-2},
+      {"f16_compute", "fn f(a: f16[N, M], b: f16[M]) { return a * b + 1.0 }", {"N", "M"}, 2, 2e-3},
+      {"bf16_compute", "fn f(a: bf16[N], b: bf16[N]) { return exp(a) - b }", {"N"}, 2, 1e-2},
+      {"f64_compute", "fn f(a: f64[N]) { return exp(a) + tanh(a) }", {"N"}, 2, 1e-9},
+      // Unary math.
+      {"exp", "fn f(a: f32[N, M]) { return exp(a * 10.0) }", {"N", "M"}},
+      {"log", "fn f(a: f32[N]) { return log(abs(a) + 0.01) }", {"N"}},
+      {"tanh", "fn f(a: f32[N]) { return tanh(a * 5.0) }", {"N"}},
+      {"erf", "fn f(a: f32[N]) { return erf(a * 2.0) }", {"N"}},
+      {"sqrt_rsqrt", "fn f(a: f32[N]) { return sqrt(abs(a)) + rsqrt(abs(a) + 0.1) }", {"N"}},
+      {"sigmoid", "fn f(a: f32[N]) { return sigmoid(a * 8.0) }", {"N"}},
+      {"abs_neg", "fn f(a: f32[N]) { return abs(a) + neg(a) }", {"N"}},
+      // Reductions.
+      {"sum_last", "fn f(x: f32[B, S, D]) { return sum(x, axis=-1) }", {"B", "S", "D"}, 2, 1e-4},
+      {"sum_middle_keep", "fn f(x: f32[B, S, D]) { return sum(x, axis=1, keepdims=true) }", {"B", "S", "D"}, 2, 1e-4},
+      {"mean_two_axes", "fn f(x: f32[B, S, D]) { return mean(x, axis=[0, 2]) }", {"B", "S", "D"}, 2, 1e-4},
+      {"max_min", "fn f(x: f32[B, S]) { return max(x, axis=0) + min(x, axis=0) }", {"B", "S"}},
+      {"sum_int", "fn f(x: i64[B, S]) { return sum(x, axis=-1) }", {"B", "S"}, 100},
+      // Layout.
+      {"reshape_view", "fn f(x: f32[B, S, 12]) { return reshape(x, [B, S*3, 4]) + 1.0 }", {"B", "S"}},
+      {"reshape_infer", "fn f(x: f32[B, S, 12]) { return reshape(x, [-1, 6]) }", {"B", "S"}},
+      {"permute", "fn f(x: f32[B, S, H, D]) { return permute(x, [0, 2, 3, 1]) }", {"B", "S", "H", "D"}},
+      {"broadcast_to", "fn f(x: f32[1, M], y: f32[N, 1]) { return broadcast_to(x, [N, M]) + y }", {"N", "M"}},
+      {"concat", "fn f(a: f32[B, S, D], b: f32[B, T, D]) { return concat([a, b], axis=1) }", {"B", "S", "T", "D"}},
+      {"split_even", "fn f(x: f32[B, D, 3]) {\n  let p, q, r = split(x, 3, axis=-1)\n  return p - q * r\n}", {"B", "D"}},
+      {"split_sizes", "fn f(x: f32[B, S], y: f32[B, T]) {\n  let p, q = split(concat([x, y], axis=1), [S, T], axis=1)\n  return (sum(p, axis=1), q)\n}", {"B", "S", "T"}, 2, 1e-4},
+      {"slice_step", "fn f(x: f32[B, S]) where S >= 1 { return slice(x, axis=1, start=1, end=S, step=2) }", {"B", "S"}},
+      {"take", "fn f(x: f32[N, M], i: i64[K]) { return take(x, i, axis=0) }", {"N", "M", "K"}, -1},
+      {"take_axis1", "fn f(x: f32[M, N], i: i32[K, 2]) { return take(x, i, axis=1) }", {"N", "M", "K"}, -1},
+      {"pad", "fn f(x: f32[B, S]) { return pad(x, [1, 2, 0, 3], value=0.5) }", {"B", "S"}},
+      // Linear algebra and convolution.
+      {"matmul_2d", "fn f(a: f32[M, K], b: f32[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 2, 1e-4},
+      {"matmul_fold_batch", "fn f(a: f32[B, S, K], w: f32[K, N]) { return matmul(a, w) }", {"B", "S", "K", "N"}, 2, 1e-4},
+      {"matmul_batched", "fn f(a: f32[B, H, S, K], b: f32[B, H, K, T]) { return matmul(a, b) }", {"B", "H", "S", "K", "T"}, 2, 1e-4},
+      {"matmul_broadcast_batch", "fn f(a: f32[B, 1, M, K], b: f32[H, K, N]) { return matmul(a, b) }", {"B", "H", "M", "K", "N"}, 2, 1e-4},
+      {"matmul_vector", "fn f(w: f32[K, N], v: f32[N]) { return matmul(w, v) }", {"K", "N"}, 2, 1e-4},
+      {"matmul_i64", "fn f(a: i64[M, K], b: i64[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 10},
+      {"conv2d", "fn f(x: f32[N, 3, H, W], w: f32[4, 3, 3, 3]) { return conv2d(x, w, padding=1) }", {"N", "H", "W"}, 2, 1e-4},
+      {"conv2d_stride_dilation", "fn f(x: f32[N, 2, H, W], w: f32[3, 2, 2, 3]) where H >= 3, W >= 3 { return conv2d(x, w, stride=[2, 1], padding=[0, 1], dilation=2) }", {"N", "H", "W"}, 2, 1e-4, 3},
+      {"conv2d_groups", "fn f(x: f32[N, 4, H, W], w: f32[4, 1, 3, 3]) { return conv2d(x, w, padding=1, groups=4) }", {"N", "H", "W"}, 2, 1e-4},
+      // Creation and shapes.
+      {"arange", "fn f(x: f32[N]) { return cast(arange(0, N, 1), dtype=\"f32\") + x }", {"N"}},
+      {"full_zeros", "fn f(x: f32[N, M]) { return x + full([N, M], 1.5) + zeros([M]) }", {"N", "M"}},
+      {"shape_of", "fn f(x: f32[N, M, 3]) { return shape_of(x) }", {"N", "M"}},
+      // The nn standard library.
+      {"nn_relu", "import nn\nfn f(x: f32[B, S]) { return nn.relu(x) }", {"B", "S"}},
+      {"nn_silu", "import nn\nfn f(x: f32[B, S]) { return nn.silu(x) }", {"B", "S"}},
+      {"nn_gelu", "import nn\nfn f(x: f32[B, S]) { return nn.gelu(x) }", {"B", "S"}},
+      {"nn_gelu_tanh", "import nn\nfn f(x: f32[B, S]) { return nn.gelu_tanh(x) }", {"B", "S"}},
+      {"nn_softmax", "import nn\nfn f(x: f32[B, S, T]) { return nn.softmax(x * 4.0, axis=-1) }", {"B", "S", "T"}},
+      {"nn_softmax_axis1", "import nn\nfn f(x: f32[B, S, T]) { return nn.softmax(x, axis=1) }", {"B", "S", "T"}},
+      {"nn_log_softmax", "import nn\nfn f(x: f32[B, S]) { return nn.log_softmax(x, axis=-1) }", {"B", "S"}, 2, 1e-4},
+      {"nn_layer_norm", "import nn\nfn f(x: f32[B, S, D], g: f32[D], b: f32[D]) { return nn.layer_norm(x, g, b) }", {"B", "S", "D"}, 2, 1e-3},
+      {"nn_rms_norm", "import nn\nfn f(x: f32[B, D], g: f32[D]) { return nn.rms_norm(x, g) }", {"B", "D"}, 2, 1e-4},
+      {"nn_linear", "import nn\nfn f(x: f32[B, K], w: f32[K, N], b: f32[N]) { return nn.linear(x, w, b) }", {"B", "K", "N"}, 2, 1e-4},
+      {"nn_attention", "import nn\nfn f(q: f32[B, H, S, D], k: f32[B, H, T, D], v: f32[B, H, T, D]) { return nn.attention(q, k, v, scale=0.25) }", {"B", "H", "S", "T", "D"}, 2, 1e-4},
+  };
+}
+
+} // namespace dsc::testing

@@ -1,0 +1,152 @@
+// The CUDA backend's device half without a GPU: the GPU schedule's forms, the CUDA C of every
+// example and composite op, and NVRTC compiling all of it for sm_80 and sm_90 (so a codegen
+// error fails here, not on the first GPU).
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "backends/cuda/CudaSource.h"
+#include "backends/cuda/Nvrtc.h"
+#include "ir/Printer.h"
+#include "lang/Frontend.h"
+#include "symbolic/Printer.h"
+#include "tests/unit/FrontendUtil.h"
+#include "tests/unit/PipelineUtil.h"
+
+namespace dsc {
+namespace {
+
+struct Lowered {
+  ir::Module module;
+  std::string errors;
+};
+
+// Every entry of `text` through the pipeline for CUDA, up to plan_memory.
+Lowered lower_for_cuda(const std::string& text, const std::string& name = "test.dsc") {
+  Lowered out;
+  SourceManager sources;
+  DiagnosticEngine diags(sources);
+  symbolic::Prover prover;
+  uint32_t file = sources.add(name, text);
+  std::optional<ir::Module> m = lang::parse_module(sources, file, diags, testing::stdlib_options());
+  passes::PassContext ctx{diags, prover, ir::cuda_target()};
+  passes::Compilation c;
+  if (m && !diags.has_errors()) {
+    c.module = std::move(*m);
+    if (testing::run_pipeline(c, ctx, "infer_shapes", "plan_memory")) out.module = c.module;
+  }
+  out.errors = testing::diagnostic_lines(diags);
+  if (out.errors.empty() && out.module.decls.empty()) out.errors = "lowering failed";
+  return out;
+}
+
+std::string prim_text(const ir::Module& m) {
+  std::string s;
+  for (const ir::Module::Decl& d : m.decls)
+    if (d.prim) s += ir::print_module([&] {
+        ir::Module one;
+        one.decls.push_back(d);
+        return one;
+      }());
+  return s;
+}
+
+void expect_compiles(const std::string& source, const std::string& name) {
+  if (cuda::nvrtc_version().empty()) GTEST_SKIP() << "NVRTC is not installed";
+  std::string error;
+  auto images = cuda::nvrtc_compile(source, name, {80, 90}, &error);
+  ASSERT_TRUE(images) << error << "\n" << source;
+  ASSERT_EQ(images->size(), 3u);
+  EXPECT_EQ((*images)[0].arch, 80);
+  EXPECT_FALSE((*images)[0].is_ptx);
+  EXPECT_EQ((*images)[1].arch, 90);
+  EXPECT_TRUE((*images)[2].is_ptx);
+  EXPECT_NE((*images)[2].data.find(".entry"), std::string::npos);
+}
+
+TEST(GpuSchedule, ElementwiseIsOneElementPerThread) {
+  Lowered l = lower_for_cuda(R"(
+import nn
+fn f(x: f32[B, 7], y: f32[7]) -> f32[B, 7] { return nn.relu(x + y) }
+)");
+  ASSERT_EQ(l.errors, "");
+  std::string text = prim_text(l.module);
+  EXPECT_NE(text.find("block_x for gpu_block in 0..(7*B + 255)/256"), std::string::npos) << text;
+  EXPECT_NE(text.find("thread_x for gpu_thread in 0..256"), std::string::npos) << text;
+}
+
+TEST(GpuSchedule, SoftmaxIsOneRowPerBlock) {
+  Lowered l = lower_for_cuda(R"(
+import nn
+fn f(x: f32[B, S, 64]) -> f32[B, S, 64] { return nn.softmax(x, axis=-1) }
+)");
+  ASSERT_EQ(l.errors, "");
+  std::string text = prim_text(l.module);
+  EXPECT_NE(text.find("block_x for gpu_row in 0..B*S"), std::string::npos) << text;
+  EXPECT_NE(text.find("thread_x for r0"), std::string::npos) << text;
+  std::string error;
+  auto source = cuda::emit_cuda_source(l.module, &error);
+  ASSERT_TRUE(source) << error;
+  EXPECT_NE(source->text.find("dsc_block_combine(acc_part, dsc_maximum())"), std::string::npos) << source->text;
+  EXPECT_NE(source->text.find("dsc_block_combine(acc0_part, dsc_add())"), std::string::npos) << source->text;
+  EXPECT_NE(source->text.find("__syncthreads();"), std::string::npos) << source->text;
+  ASSERT_EQ(source->launches.size(), 1u);
+  const cuda::KernelLaunch& launch = source->launches.begin()->second;
+  EXPECT_EQ(symbolic::to_string(launch.grid_x), "B*S");
+  EXPECT_EQ(symbolic::to_string(launch.block_x), "64");
+  expect_compiles(source->text, "softmax");
+}
+
+TEST(GpuSchedule, ReductionOverALeadingAxisIsOneRowPerThread) {
+  Lowered l = lower_for_cuda(R"(
+fn f(x: f32[N, M]) -> f32[M] { return sum(x, axis=0) }
+)");
+  ASSERT_EQ(l.errors, "");
+  std::string text = prim_text(l.module);
+  EXPECT_NE(text.find("thread_x for gpu_thread in 0..256"), std::string::npos) << text;
+  EXPECT_EQ(text.find("thread_x for r"), std::string::npos) << text;
+}
+
+// Every example and every test model compiles for sm_80 and sm_90.
+TEST(CudaSource, EveryExampleCompilesWithNvrtc) {
+  namespace fs = std::filesystem;
+  int compiled = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(testing::source_dir() + "/examples")) {
+    if (e.path().extension() != ".dsc") continue;
+    SCOPED_TRACE(e.path().string());
+    Lowered l = lower_for_cuda(testing::read_source("examples/" + e.path().filename().string()),
+                               e.path().filename().string());
+    ASSERT_EQ(l.errors, "");
+    std::string error;
+    auto source = cuda::emit_cuda_source(l.module, &error);
+    ASSERT_TRUE(source) << error;
+    expect_compiles(source->text, e.path().stem().string());
+    ++compiled;
+  }
+  EXPECT_GE(compiled, 3);
+}
+
+TEST(CudaSource, UnsupportedDtypeIsAnErrorNamingThePrim) {
+  Lowered l = lower_for_cuda(R"(
+fn f(x: f16[N]) -> f16[N] { return x + x }
+)");
+  ASSERT_EQ(l.errors, "");
+  std::string error;
+  EXPECT_FALSE(cuda::emit_cuda_source(l.module, &error));
+  EXPECT_NE(error.find("f16 is not supported on CUDA yet"), std::string::npos) << error;
+  EXPECT_NE(error.find("prim '"), std::string::npos) << error;
+}
+
+TEST(CudaSource, CompileErrorsComeBackWithTheLog) {
+  if (cuda::nvrtc_version().empty()) GTEST_SKIP() << "NVRTC is not installed";
+  std::string error;
+  EXPECT_FALSE(cuda::nvrtc_compile("extern \"C\" __global__ void k() { undefined_thing(); }", "bad",
+                                   {80}, &error));
+  EXPECT_NE(error.find("undefined_thing"), std::string::npos) << error;
+  EXPECT_NE(error.find("sm_80"), std::string::npos) << error;
+}
+
+} // namespace
+} // namespace dsc
