@@ -23,12 +23,6 @@ using ir::Stmt;
 // Loops of a constant extent below this are too short to spread over a block's threads.
 constexpr int64_t kMinThreadExtent = 32;
 
-const Stmt& unwrap(const Stmt& s) {
-  if (const ir::Seq* seq = s.as<ir::Seq>(); seq && seq->stmts.size() == 1)
-    return unwrap(seq->stmts[0]);
-  return s;
-}
-
 bool mentions(const sym::Expr& e, const std::set<std::string>& names) {
   if (!e.defined()) return false;
   for (const std::string& s : sym::free_symbols(e))
@@ -102,17 +96,7 @@ void row_loops(const Stmt& s, std::vector<const ir::For*>* loops, bool* other) {
 class GpuScheduler {
 public:
   GpuScheduler(const ir::PrimFunc& p, PassContext& ctx)
-      : p_(p), analysis_(p, p.body, ctx.prover) {
-    StmtNames n = stmt_names(p.body);
-    names_ = n.symbols;
-    names_.insert(n.loop_vars.begin(), n.loop_vars.end());
-    names_.insert(n.declared.begin(), n.declared.end());
-    for (const std::vector<ir::Buffer>* bufs : {&p.inputs, &p.outputs})
-      for (const ir::Buffer& b : *bufs) {
-        names_.insert(b.name);
-        for (const sym::Expr& d : b.shape) add_symbols(d, names_);
-      }
-  }
+      : p_(p), analysis_(p, p.body, ctx.prover), names_(prim_names(p)) {}
 
   Stmt run() {
     // The independent outer loops, down the perfectly nested chain; bounds may not mention

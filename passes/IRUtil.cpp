@@ -98,6 +98,24 @@ Ref<ir::Function> rebuild_function(const ir::Function& f, ir::Type ret_type, ir:
   return Ref<ir::Function>(nf);
 }
 
+std::set<std::string> prim_names(const ir::PrimFunc& p) {
+  StmtNames n = stmt_names(p.body);
+  std::set<std::string> names = n.symbols;
+  names.insert(n.loop_vars.begin(), n.loop_vars.end());
+  names.insert(n.declared.begin(), n.declared.end());
+  for (const std::vector<ir::Buffer>* bufs : {&p.inputs, &p.outputs})
+    for (const ir::Buffer& b : *bufs) {
+      names.insert(b.name);
+      for (const symbolic::Expr& d : b.shape) add_symbols(d, names);
+    }
+  return names;
+}
+
+const ir::Stmt& unwrap(const ir::Stmt& s) {
+  if (const ir::Seq* seq = s.as<ir::Seq>(); seq && seq->stmts.size() == 1) return unwrap(seq->stmts[0]);
+  return s;
+}
+
 StmtNames stmt_names(const ir::Stmt& s) {
   struct Names : ir::IRVisitor {
     StmtNames out;

@@ -26,6 +26,9 @@ void add_symbols(const ir::Type& t, std::set<std::string>& out);
 void collect_symbols(const ir::Expr& e, bool all, std::set<std::string>& symbols,
                      std::set<std::string>* names = nullptr);
 
+// The statement a Seq of one statement wraps (through nested ones); `s` itself otherwise.
+const ir::Stmt& unwrap(const ir::Stmt& s);
+
 // The names a prim statement uses: the free symbols of its indices, loop bounds and
 // allocation shapes (loop variables among them where an index uses one), its loop variables,
 // and the locals and allocations it declares.
@@ -35,6 +38,10 @@ struct StmtNames {
   std::set<std::string> declared;
 };
 StmtNames stmt_names(const ir::Stmt& s);
+
+// Every name a prim uses (its buffers, the symbols of their dims and of its body, its loop
+// variables, locals and allocations), so that a pass can make fresh ones.
+std::set<std::string> prim_names(const ir::PrimFunc& p);
 
 // The bindings of `body` that its result needs, directly or through other bindings, in their
 // order. Every graph value is pure (ops, prims in destination-passing style, library calls),

@@ -40,13 +40,6 @@ std::optional<int64_t> const_value(const sym::Expr& e) {
   return std::nullopt;
 }
 
-// The statement a Seq of one wraps.
-const Stmt& unwrap(const Stmt& s) {
-  if (const ir::Seq* seq = s.as<ir::Seq>(); seq && seq->stmts.size() == 1)
-    return unwrap(seq->stmts[0]);
-  return s;
-}
-
 // The loop `f`'s body is, when it is one loop (a perfect nest).
 const ir::For* perfectly_nested(const ir::For& f) {
   return unwrap(f.body).as<ir::For>();
@@ -82,7 +75,7 @@ public:
     for (const std::vector<ir::Buffer>* bufs : {&p.inputs, &p.outputs})
       for (const ir::Buffer& b : *bufs)
         dtypes_[b.name] = b.dtype;
-    names_ = collect_names(p);
+    names_ = prim_names(p);
   }
 
   Stmt run() {
@@ -93,20 +86,6 @@ public:
 
 private:
   AccessAnalysis analyze(const Stmt& body) const { return AccessAnalysis(p_, body, ctx_.prover); }
-
-  // Every name of the prim, so that new loop variables and locals are fresh.
-  static std::set<std::string> collect_names(const ir::PrimFunc& p) {
-    StmtNames n = stmt_names(p.body);
-    std::set<std::string> names = n.symbols;
-    names.insert(n.loop_vars.begin(), n.loop_vars.end());
-    names.insert(n.declared.begin(), n.declared.end());
-    for (const std::vector<ir::Buffer>* bufs : {&p.inputs, &p.outputs})
-      for (const ir::Buffer& b : *bufs) {
-        names.insert(b.name);
-        for (const sym::Expr& d : b.shape) add_symbols(d, names);
-      }
-    return names;
-  }
 
   std::string fresh(const std::string& hint) {
     for (int k = 0;; ++k) {

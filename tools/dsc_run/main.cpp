@@ -93,11 +93,7 @@ std::optional<int> parse_options(const std::vector<std::string>& args, Options* 
   std::string error;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](const std::string& flag) -> std::optional<std::string> {
-      if (a.rfind(flag + "=", 0) == 0) return a.substr(flag.size() + 1);
-      if (a == flag && i + 1 < args.size()) return args[++i];
-      return std::nullopt;
-    };
+    auto value = [&](const std::string& flag) { return run_support::option_value(args, &i, flag); };
     if (a == "--help" || a == "-h") {
       print_usage(stdout);
       return 0;

@@ -105,18 +105,22 @@ const char* const kInputOptionsUsage =
   --seed=N                     the seed of synthesized values (default 0)
 )";
 
+std::optional<std::string> option_value(const std::vector<std::string>& args, size_t* i,
+                                        const std::string& flag, std::string* missing) {
+  const std::string& a = args[*i];
+  if (a.rfind(flag + "=", 0) == 0) return a.substr(flag.size() + 1);
+  if (a != flag) return std::nullopt;
+  if (*i + 1 < args.size()) return args[++*i];
+  if (!missing) return std::nullopt;
+  *missing = flag + " expects a value";
+  return std::string();
+}
+
 bool parse_input_option(const std::vector<std::string>& args, size_t* i, InputOptions* options,
                         std::string* error) {
   error->clear();
   const std::string& a = args[*i];
-  // The value of `flag` ("--flag=VALUE" or "--flag VALUE"), or nullopt when `a` is not it.
-  auto value = [&](const std::string& flag) -> std::optional<std::string> {
-    if (a.rfind(flag + "=", 0) == 0) return a.substr(flag.size() + 1);
-    if (a != flag) return std::nullopt;
-    if (*i + 1 < args.size()) return args[++*i];
-    *error = flag + " expects a value";
-    return std::string();
-  };
+  auto value = [&](const std::string& flag) { return option_value(args, i, flag, error); };
   if (a == "--random-weights") {
     options->random_weights = true;
     return true;

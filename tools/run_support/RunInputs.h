@@ -34,6 +34,13 @@ struct InputOptions {
 bool parse_shape_option(const std::string& text, std::map<std::string, int64_t>* out,
                         std::string* error);
 
+// The value of option `flag` at args[*i]: "--flag=VALUE", or "--flag VALUE" (then *i moves past
+// the value); nullopt when args[*i] is not `flag`. A bare `flag` with nothing after it is
+// nullopt too, unless `missing` is given: then *missing = "--flag expects a value" and the
+// value is "".
+std::optional<std::string> option_value(const std::vector<std::string>& args, size_t* i,
+                                        const std::string& flag, std::string* missing = nullptr);
+
 // A count or seed: a decimal integer in [0, 1e9]; false for anything else.
 bool parse_count(const std::string& text, int64_t* out);
 

@@ -42,17 +42,6 @@ Lowered lower_for_cuda(const std::string& text, const std::string& name = "test.
   return out;
 }
 
-std::string prim_text(const ir::Module& m) {
-  std::string s;
-  for (const ir::Module::Decl& d : m.decls)
-    if (d.prim) s += ir::print_module([&] {
-        ir::Module one;
-        one.decls.push_back(d);
-        return one;
-      }());
-  return s;
-}
-
 void expect_compiles(const std::string& source, const std::string& name) {
   if (cuda::nvrtc_version().empty()) GTEST_SKIP() << "NVRTC is not installed";
   std::string error;
@@ -72,7 +61,7 @@ import nn
 fn f(x: f32[B, 7], y: f32[7]) -> f32[B, 7] { return nn.relu(x + y) }
 )");
   ASSERT_EQ(l.errors, "");
-  std::string text = prim_text(l.module);
+  std::string text = ir::print_module(l.module);
   EXPECT_NE(text.find("block_x for gpu_block in 0..(7*B + 255)/256"), std::string::npos) << text;
   EXPECT_NE(text.find("thread_x for gpu_thread in 0..256"), std::string::npos) << text;
 }
@@ -83,7 +72,7 @@ import nn
 fn f(x: f32[B, S, 64]) -> f32[B, S, 64] { return nn.softmax(x, axis=-1) }
 )");
   ASSERT_EQ(l.errors, "");
-  std::string text = prim_text(l.module);
+  std::string text = ir::print_module(l.module);
   EXPECT_NE(text.find("block_x for gpu_row in 0..B*S"), std::string::npos) << text;
   EXPECT_NE(text.find("thread_x for r0"), std::string::npos) << text;
   std::string error;
@@ -104,7 +93,7 @@ TEST(GpuSchedule, ReductionOverALeadingAxisIsOneRowPerThread) {
 fn f(x: f32[N, M]) -> f32[M] { return sum(x, axis=0) }
 )");
   ASSERT_EQ(l.errors, "");
-  std::string text = prim_text(l.module);
+  std::string text = ir::print_module(l.module);
   EXPECT_NE(text.find("thread_x for gpu_thread in 0..256"), std::string::npos) << text;
   EXPECT_EQ(text.find("thread_x for r"), std::string::npos) << text;
 }
