@@ -1,9 +1,12 @@
 #include "ir/HostProgram.h"
 
+#include <map>
 #include <set>
 #include <sstream>
 
+#include "ir/OpRegistry.h"
 #include "symbolic/Eval.h"
+#include "symbolic/Simplify.h"
 #include "symbolic/Printer.h"
 
 namespace dsc::ir {
@@ -29,7 +32,76 @@ const char* storage_name(HostBuffer::Storage s) {
   return "?";
 }
 
+void print_steps(std::ostream& os, const std::vector<HostStep>& steps, int depth) {
+  const std::string indent(static_cast<size_t>(depth) * 2, ' ');
+  for (const HostStep& s : steps) {
+    os << indent;
+    switch (s.kind) {
+    case HostStep::Kind::Kernel: os << "call " << s.callee; break;
+    case HostStep::Kind::Library: os << "library " << s.callee; break;
+    case HostStep::Kind::Copy: os << "copy"; break;
+    case HostStep::Kind::If: os << "if"; break;
+    case HostStep::Kind::Bind: os << "bind " << s.callee << " ="; break;
+    }
+    if (s.kind == HostStep::Kind::Bind) {
+      for (int id : s.buffers) os << " %" << id;
+      for (const symbolic::Expr& e : s.ints) os << " " << symbolic::to_string(e);
+      os << "\n";
+      continue;
+    }
+    os << (s.kind == HostStep::Kind::If ? " " : "(");
+    for (size_t i = 0; i < s.buffers.size(); ++i) os << (i ? ", %" : "%") << s.buffers[i];
+    for (const symbolic::Expr& e : s.ints) os << ", " << symbolic::to_string(e);
+    if (s.kind != HostStep::Kind::If) {
+      os << ")\n";
+      continue;
+    }
+    os << " {\n";
+    print_steps(os, s.then_steps, depth + 1);
+    os << indent << "} else {\n";
+    print_steps(os, s.else_steps, depth + 1);
+    os << indent << "}\n";
+  }
+}
+
+void visit_steps(const std::vector<HostStep>& steps,
+                 const std::function<void(const HostStep&, int)>& visit, int& position) {
+  for (const HostStep& s : steps) {
+    visit(s, position++);
+    if (s.kind != HostStep::Kind::If) continue;
+    visit_steps(s.then_steps, visit, position);
+    visit_steps(s.else_steps, visit, position);
+  }
+}
+
 } // namespace
+
+void for_each_step(const std::vector<HostStep>& steps,
+                   const std::function<void(const HostStep&, int)>& visit) {
+  int position = 0;
+  visit_steps(steps, visit, position);
+}
+
+const RuntimeSymbol* find_runtime_symbol(const HostProgram& p, const std::string& name) {
+  for (const RuntimeSymbol& r : p.runtime_symbols)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+symbolic::Expr at_upper_bounds(const HostProgram& p, const symbolic::Expr& e) {
+  if (!e.defined() || p.runtime_symbols.empty()) return e;
+  std::map<std::string, symbolic::Expr> bounds;
+  for (const RuntimeSymbol& r : p.runtime_symbols) bounds[r.name] = r.upper_bound;
+  symbolic::Expr out = e;
+  // Each round removes the latest run-time symbols; bounds only name earlier ones.
+  for (size_t round = 0; round <= p.runtime_symbols.size(); ++round) {
+    bool any = false;
+    for (const std::string& s : symbolic::free_symbols(out)) any = any || bounds.count(s);
+    if (!any) break;
+    out = substitute(out, bounds);
+  }
+  return symbolic::simplify(out);
+}
 
 std::vector<std::string> prim_signature_symbols(const PrimFunc& p) {
   std::set<std::string> names;
@@ -56,6 +128,9 @@ std::string to_string(const HostProgram& p) {
     if (!d.binds.empty()) os << " binds " << d.binds << "\n";
     else os << " == " << symbolic::to_string(d.expected) << "\n";
   }
+  for (const RuntimeSymbol& r : p.runtime_symbols)
+    os << "  runtime " << r.name << " <= " << symbolic::to_string(r.upper_bound) << "  # "
+       << r.what << "\n";
   for (const HostCheck& c : p.checks) {
     os << "  check " << symbolic::to_string(c.predicate) << "  # " << c.what;
     if (!c.location.empty()) os << " (" << c.location << ")";
@@ -81,17 +156,7 @@ std::string to_string(const HostProgram& p) {
     }
     os << "\n";
   }
-  for (const HostStep& s : p.steps) {
-    switch (s.kind) {
-    case HostStep::Kind::Kernel: os << "  call " << s.callee; break;
-    case HostStep::Kind::Library: os << "  library " << s.callee; break;
-    case HostStep::Kind::Copy: os << "  copy"; break;
-    }
-    os << "(";
-    for (size_t i = 0; i < s.buffers.size(); ++i) os << (i ? ", %" : "%") << s.buffers[i];
-    for (const symbolic::Expr& e : s.ints) os << ", " << symbolic::to_string(e);
-    os << ")\n";
-  }
+  print_steps(os, p.steps, 1);
   os << "  return";
   for (size_t i = 0; i < p.outputs.size(); ++i) os << (i ? ", %" : " %") << p.outputs[i];
   os << "\n}\n";

@@ -1,13 +1,21 @@
 #pragma once
 // The host level: what `lower_host` makes of an entry `fn` once legalize and schedule have
-// run, and plan_memory then completes with the arena's layout. It is a straight-line program over buffers and int64 symbols that
-// backends compile to one host function (runtime/HostABI.h); nothing in it is interpreted
-// at run time.
+// run, and plan_memory then completes with the arena's layout. It is a structured program over
+// buffers and int64 symbols (steps, and `if` steps holding two lists of steps) that backends
+// compile to one host function (runtime/HostABI.h); nothing in it is interpreted at run time.
 //
 // Execution order: check every input (dtype, rank), bind symbols and check repeated or
 // constant dims (`dims`), check the `checks` (where clauses, then run-time shape facts) in
-// order, allocate the arena (`arena_bytes`) and the outputs, then run `steps` in order.
+// order, allocate the arena (`arena_bytes`) and the outputs whose shapes the inputs fix, then
+// run `steps` in order. An output whose shape has a run-time symbol is allocated by the copy
+// step that writes it, once the symbol is bound.
+//
+// Run-time symbols (`runtime_symbols`) are dims the inputs do not fix: nonzero's count, the dim
+// of an `if` whose branches disagree. A Bind step gives one its value. Every buffer's size, and
+// so the arena, is planned at the symbol's upper bound, an expression over the inputs' symbols
+// (and earlier run-time symbols), so that nothing is allocated while steps run.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,14 +64,27 @@ struct HostStep {
   enum class Kind : uint8_t {
     Kernel,  // call prim `callee` on `buffers` (its inputs then outputs) and `symbols`
     Library, // call library routine `callee` (ir/LibraryRoutines.def) on `buffers` and `ints`
-    Copy,    // memcpy buffers[0] -> buffers[1] (same byte size)
+    Copy,    // memcpy buffers[0] -> buffers[1] (buffers[1]'s byte size)
+    If,      // run `then_steps` when the bool[] buffers[0] is true, else `else_steps`
+    Bind,    // run-time symbol `callee` := the i64[] or i32[] buffers[0] (nonzero's count),
+             // or ints[0] when there is no buffer; checked to be in [0, its upper bound]
   };
   Kind kind = Kind::Kernel;
-  std::string callee;                 // Kernel: the PrimFunc's name; Library: its symbol
+  std::string callee;                 // Kernel: the PrimFunc's name; Library: its symbol;
+                                      // Bind: the symbol
   std::vector<int> buffers;           // HostBuffer ids
   // Kernel: values of prim_signature_symbols(callee), in order.
   // Library: the routine's scalar arguments (its scalar_args).
   std::vector<symbolic::Expr> ints;
+  std::vector<HostStep> then_steps, else_steps; // If
+  std::string location;                         // If, Bind: "model.dsc:3:9", or empty
+};
+
+// A dim bound while steps run (see the top of this file).
+struct RuntimeSymbol {
+  std::string name;
+  symbolic::Expr upper_bound; // over the inputs' symbols and earlier run-time symbols
+  std::string what;           // "the count of nonzero", "dim 0 of the if's result"
 };
 
 struct HostProgram {
@@ -71,6 +92,7 @@ struct HostProgram {
   std::vector<Buffer> params;       // name, dtype, declared shape (symbols bound by `dims`)
   std::vector<HostDim> dims;
   std::vector<HostCheck> checks;
+  std::vector<RuntimeSymbol> runtime_symbols;
   std::vector<HostBuffer> buffers;  // ids are indices; every param and output has one
   std::vector<int> outputs;         // buffer ids of the results, in return order
   // Set by plan_memory (undefined before it runs):
@@ -84,6 +106,19 @@ struct HostProgram {
 
 // Readable text for `--print-after=lower_host` and golden tests.
 std::string to_string(const HostProgram& p);
+
+// Calls `visit` on every step of `steps` in program order, an If before its then-steps and
+// those before its else-steps, with its position in that order.
+void for_each_step(const std::vector<HostStep>& steps,
+                   const std::function<void(const HostStep&, int)>& visit);
+
+// The run-time symbol `name`, or null.
+const RuntimeSymbol* find_runtime_symbol(const HostProgram& p, const std::string& name);
+
+// `e` with every run-time symbol replaced by its upper bound (repeatedly, for bounds that use
+// earlier run-time symbols): a value no smaller than `e` for the sizes lower_host makes, whose
+// dims only grow with their symbols.
+symbolic::Expr at_upper_bounds(const HostProgram& p, const symbolic::Expr& e);
 
 // The symbols a prim's kernel takes, in order: the distinct free symbols of its buffers'
 // dims (inputs and outputs), sorted by name.

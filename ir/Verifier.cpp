@@ -509,8 +509,7 @@ std::vector<std::string> verify(const HostProgram& p, const Module& m, bool plan
   for (int id : p.outputs)
     if (!valid(id)) error("output %" + std::to_string(id) + " does not exist");
   if (planned && !p.memory_planned()) error("no arena size after plan_memory");
-  for (size_t i = 0; i < p.steps.size(); ++i) {
-    const HostStep& s = p.steps[i];
+  for_each_step(p.steps, [&](const HostStep& s, int i) {
     std::string which = "step " + std::to_string(i);
     for (int id : s.buffers)
       if (!valid(id)) error(which + " uses buffer %" + std::to_string(id) + ", which does not exist");
@@ -537,8 +536,22 @@ std::vector<std::string> verify(const HostProgram& p, const Module& m, bool plan
     case HostStep::Kind::Copy:
       if (s.buffers.size() != 2) error(which + " copies " + std::to_string(s.buffers.size()) + " buffers");
       break;
+    case HostStep::Kind::If:
+      if (s.buffers.size() != 1 || (valid(s.buffers[0]) && (p.buffers[s.buffers[0]].dtype != DType::Bool ||
+                                                            !p.buffers[s.buffers[0]].shape.empty())))
+        error(which + " (an if) does not test one bool[] buffer");
+      break;
+    case HostStep::Kind::Bind:
+      if (!find_runtime_symbol(p, s.callee))
+        error(which + " binds '" + s.callee + "', which is not a run-time symbol");
+      if (s.buffers.size() + s.ints.size() != 1)
+        error(which + " binds '" + s.callee + "' from " +
+              std::to_string(s.buffers.size() + s.ints.size()) + " values, not one");
+      break;
     }
-  }
+  });
+  for (const RuntimeSymbol& r : p.runtime_symbols)
+    if (!r.upper_bound.defined()) error("run-time symbol '" + r.name + "' has no upper bound");
   return errors;
 }
 

@@ -57,9 +57,11 @@ public:
       if (fact.origin == ShapeFact::Origin::Where) {
         fact.status = ShapeFact::Status::Assumed;
         assumptions.add(fact.predicate);
-      } else if (fact.origin == ShapeFact::Origin::Assertion &&
-                 fact.status == ShapeFact::Status::Proved) {
-        // A symbol bound by a type assertion: true by construction.
+      } else if ((fact.origin == ShapeFact::Origin::Assertion &&
+                  fact.status == ShapeFact::Status::Proved) ||
+                 fact.status == ShapeFact::Status::Assumed) {
+        // A symbol bound by a type assertion, or the bound of a data-dependent one (nonzero's
+        // count): true by construction.
         assumptions.add(fact.predicate);
       } else if (fact.status == ShapeFact::Status::Proved) {
         // infer_shapes proved it assuming the facts recorded before it, which may themselves

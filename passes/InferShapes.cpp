@@ -433,15 +433,18 @@ Type BodyInferrer::unify_branches(const Type& a, const Type& b, SourceLoc loc) {
     if (x.same_as(y)) continue;
     sym::ProofResult r = s_.pass.prover.prove(sym::eq(x, y), s_.facts);
     if (r.verdict == sym::Verdict::Proved) continue;
-    Diagnostic& d = error(loc, "the branches of if have different shapes: " + to_string(a) +
-                                   " vs " + to_string(b));
-    std::string vars = format_bindings(r.counterexample, sym::eq(x, y));
-    d.notes.push_back(
-        {loc,
-         "dim " + std::to_string(i) + " (" + sym::to_string(x) + " vs " + sym::to_string(y) + ") " +
-             (r.verdict == sym::Verdict::Disproved && !vars.empty() ? "differs when " + vars
-                                                                    : "cannot be proved equal")});
-    return Type::unknown();
+    // The branches may disagree: the dim is a fresh symbol, bound when the branch taken ends,
+    // and known to lie between the two.
+    const sym::Sym* named = x.as<sym::Sym>();
+    sym::Expr joined = s_.ctx.fresh_symbol(named ? named->name : "d");
+    const std::string what = "if: dim " + std::to_string(i) + " of the result is " +
+                             sym::to_string(x) + " or " + sym::to_string(y);
+    s_.ctx.record(sym::le(sym::min(x, y), joined), loc, what, ShapeFact::Origin::Op,
+                  ShapeFact::Status::Assumed);
+    s_.ctx.record(sym::le(joined, sym::max(x, y)), loc, what, ShapeFact::Origin::Op,
+                  ShapeFact::Status::Assumed);
+    s_.absorb();
+    out.shape[i] = joined;
   }
   return out;
 }

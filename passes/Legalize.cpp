@@ -29,43 +29,52 @@ public:
 
   Ref<ir::Function> run() {
     const ir::Block* body = f_.body.as<ir::Block>();
+    summary_ = FusionSummary{f_.name, 0, 0, 0, 0};
+    ir::Expr legal = legalize_block(*body);
+    if (!legal.defined()) return nullptr;
+    if (pass_.fusion_log) pass_.fusion_log->summaries.push_back(summary_);
+    return rebuild_function(f_, f_.ret_type, legal, f_.facts);
+  }
+
+private:
+  // One block: the fn's body, or a branch of an if. Its bindings are described, fused among
+  // themselves and materialized; an if's branches are legalized as blocks of their own, so
+  // nothing is fused across a branch's boundary.
+  ir::Expr legalize_block(const ir::Block& body) {
     std::vector<lowering::FnItem> items;
     // Values nothing reads get no kernel.
-    for (const ir::Binding& b : live_bindings(*body)) {
+    for (const ir::Binding& b : live_bindings(body)) {
       ctx_.set_loc(b.loc.valid() ? b.loc : b.value->loc);
-      if (!supported(b)) return nullptr;
       lowering::FnItem item{b, {}, {}, {}, {}, false, false};
-      if (!describe(item)) return nullptr;
+      if (!describe(item)) return {};
       item.inserted = ctx_.take_inserted();
       items.push_back(std::move(item));
     }
-    if (!flat_result(body->result)) {
-      pass_.diags.error(body->result->loc, "legalize: the result of '" + f_.name +
-                                               "' is not a var or a tuple of vars (run "
-                                               "inline_calls first)");
-      return nullptr;
+    if (!flat_result(body.result)) {
+      pass_.diags.error(body.result->loc, "legalize: the result of '" + f_.name +
+                                              "' is not a var or a tuple of vars (run "
+                                              "inline_calls first)");
+      return {};
     }
-    FusionSummary summary{f_.name, 0, 0, 0, 0};
     for (const lowering::FnItem& item : items)
-      summary.ops += item.desc ? 1 : 0;
-    if (pass_.fuse) lowering::fuse(items, body->result, ctx_, pass_.fusion_log);
+      summary_.ops += item.desc ? 1 : 0;
+    if (pass_.fuse) lowering::fuse(items, body.result, ctx_, pass_.fusion_log);
     for (const lowering::FnItem& item : items) {
       if (item.dropped) continue;
       using Kind = lowering::ComputeDesc::Kind;
       if (!item.desc) {
         const ir::Call* call = item.binding.value.as<ir::Call>();
         const ir::Module::Decl* d = call ? in_.find(call->callee) : nullptr;
-        summary.kernels += d && d->prim ? 1 : 0;
-        summary.library_calls += d && d->ext ? 1 : 0;
+        summary_.kernels += d && d->prim ? 1 : 0;
+        summary_.library_calls += d && d->ext ? 1 : 0;
       } else if (item.desc->kind == Kind::Library) {
-        ++summary.library_calls;
+        ++summary_.library_calls;
       } else if (item.desc->kind == Kind::View) {
-        ++summary.views;
+        ++summary_.views;
       } else {
-        ++summary.kernels;
+        ++summary_.kernels;
       }
     }
-    if (pass_.fusion_log) pass_.fusion_log->summaries.push_back(summary);
     std::vector<ir::Binding> out;
     for (lowering::FnItem& item : items) {
       for (ir::Binding& inserted : item.inserted)
@@ -78,15 +87,38 @@ public:
       item.ops = distinct(item.ops);
       if (item.desc && item.ops.size() > 1) item.desc->op = kernel_stem(item);
       if (item.desc) value = lowering::materialize(std::move(*item.desc), ctx_);
+      if (const ir::If* i = value.as<ir::If>()) value = legalize_if(*i);
+      if (!value.defined()) return {};
       for (ir::Binding& inserted : ctx_.take_inserted())
         out.push_back(std::move(inserted));
       out.push_back(ir::Binding{b.vars, value, b.has_asserted_type, b.loc});
       if (item.ops.size() > 1) log_kernel(item, kind, value);
     }
-    return rebuild_function(f_, f_.ret_type,
-                            ir::Block::make(std::move(out), body->result, body->loc), f_.facts);
+    return ir::Block::make(std::move(out), body.result, body.loc);
   }
 
+  ir::Expr legalize_if(const ir::If& i) {
+    if (!is_atom(i.cond)) {
+      pass_.diags.error(i.cond->loc, "legalize: the condition of an if is not a var (run "
+                                     "inline_calls first)");
+      return {};
+    }
+    ir::Expr branches[2];
+    const ir::Expr* written[2] = {&i.then_branch, &i.else_branch};
+    for (int k = 0; k < 2; ++k) {
+      const ir::Expr& e = *written[k];
+      const ir::Block* block = e.as<ir::Block>();
+      // A branch is a block; a bare value is a block with no bindings.
+      ir::Expr wrapped = block ? e : ir::Block::make({}, e, e->loc);
+      auto scope = ctx_.open_scope();
+      branches[k] = legalize_block(*wrapped.as<ir::Block>());
+      ctx_.close_scope(std::move(scope));
+      if (!branches[k].defined()) return {};
+    }
+    return ir::If::make(i.cond, branches[0], branches[1], i.type, i.loc);
+  }
+
+public:
   static bool flat_result(const ir::Expr& e) {
     if (const ir::Tuple* t = e.as<ir::Tuple>()) {
       for (const ir::Expr& f : t->fields)
@@ -97,23 +129,15 @@ public:
     return is_atom(e);
   }
 
-  // Values whose size depends on the data, and graph-level if, are beyond the CPU backend.
-  bool supported(const ir::Binding& b) {
-    if (b.value.is<ir::If>()) {
-      ctx_.unsupported("graph-level 'if'");
-      return false;
-    }
-    std::set<std::string> symbols;
-    for (const ir::VarRef& v : b.vars)
-      add_symbols(v->type, symbols);
-    add_symbols(b.value->type, symbols);
-    for (const std::string& s : symbols) {
-      if (ctx_.param_symbols().count(s)) continue;
-      ctx_.unsupported("a value whose size depends on the data ('" + s +
-                       "' is bound at run time, not by a parameter)");
-      return false;
-    }
-    return true;
+  // A call whose result has a symbol none of its operands' types has (nonzero's count).
+  static bool data_dependent(const ir::Call& call) {
+    std::set<std::string> operands, result;
+    for (const ir::Expr& a : call.args) collect_symbols(a, true, operands);
+    for (const ir::KeywordArg& k : call.kwargs) collect_symbols(k.value, true, operands);
+    add_symbols(call.type, result);
+    for (const std::string& s : result)
+      if (!operands.count(s)) return true;
+    return false;
   }
 
   // Describes an op call (a fill for a view of a literal); other values stay as they are.
@@ -122,6 +146,12 @@ public:
     const ir::Call* call = value.as<ir::Call>();
     if (!call) return true; // vars, tuples and their fields stay
     const ir::OpDef* op = ir::find_op(call->callee);
+    if (op && data_dependent(*call)) {
+      std::optional<ir::Expr> replaced = lowering::lower_data_dependent(value, ctx_);
+      if (!replaced) return false;
+      item.binding.value = *replaced;
+      return true;
+    }
     if (!op) {
       const ir::Module::Decl* d = in_.find(call->callee);
       if (d && (d->prim || d->ext)) return true;
@@ -220,6 +250,7 @@ public:
   const ir::Function& f_;
   PassContext& pass_;
   const ir::Module& in_;
+  FusionSummary summary_;
 };
 
 // A prim written by hand may use loop kinds the target does not run (`block_x` on the CPU).

@@ -56,6 +56,17 @@ private:
     return std::nullopt;
   }
 
+  // A view of buffer `of` (no copy) holding the value `name` of type `type`.
+  int add_alias(int of, const ir::Type& type, const std::string& name) {
+    HostBuffer b;
+    b.name = name;
+    b.dtype = type.dtype;
+    b.shape = type.shape;
+    b.storage = HostBuffer::Storage::Alias;
+    b.index = of;
+    return add_buffer(std::move(b));
+  }
+
   int add_buffer(HostBuffer b) {
     p_.buffers.push_back(std::move(b));
     return static_cast<int>(p_.buffers.size()) - 1;
@@ -108,7 +119,9 @@ private:
     std::set<std::string> names = symbolic::free_symbols(predicate);
     for (const std::string& n : names)
       if (!bound_.count(n)) {
-        fail(loc, what + " uses '" + n + "', which no parameter's shape binds");
+        fail(loc, what + " uses '" + n + "', which no parameter's shape binds: a dim known only "
+                         "while the program runs (nonzero's count, a dim an if's branches disagree "
+                         "on) cannot be checked yet");
         return false;
       }
     p_.checks.push_back(ir::HostCheck{predicate, std::move(what), location_text(sources_, loc),
@@ -180,6 +193,7 @@ private:
     for (const ir::VarRef& v : b.vars) name += (name.empty() ? "" : ",") + v->name;
     std::optional<std::vector<int>> ids;
     if (const auto* call = b.value.as<ir::Call>()) ids = lower_call(*call, b.value->type, name);
+    else if (const auto* i = b.value.as<ir::If>()) ids = lower_if(*i, name);
     else ids = buffers_of(b.value);
     if (!ids) return false;
     if (b.vars.size() == 1 && ids->size() != 1) {
@@ -197,6 +211,8 @@ private:
 
   std::optional<std::vector<int>> lower_call(const ir::Call& call, const ir::Type& type,
                                              const std::string& name) {
+    const ir::OpDef* op = ir::find_op(call.callee);
+    if (op && op->id == ir::OpId::first_rows) return lower_first_rows(call, type, name);
     const bool view = ir::is_view_op(call.callee); // an alias of its operand, no copy
     std::vector<int> args;
     for (const ir::Expr& a : call.args) {
@@ -210,13 +226,7 @@ private:
     }
     if (view) {
       if (!type.is_tensor() || args.size() != 1) return fail(call.loc, "malformed " + call.callee);
-      HostBuffer b;
-      b.name = name;
-      b.dtype = type.dtype;
-      b.shape = type.shape;
-      b.storage = HostBuffer::Storage::Alias;
-      b.index = args[0];
-      return std::vector<int>{add_buffer(std::move(b))};
+      return std::vector<int>{add_alias(args[0], type, name)};
     }
     if (Ref<ir::PrimFunc> prim = m_.prim(call.callee)) return lower_kernel(call, *prim, args, type, name);
     if (Ref<ir::ExternFunc> ext = m_.ext(call.callee)) {
@@ -228,6 +238,147 @@ private:
     }
     return fail(call.loc, "'" + call.callee + "' was not legalized (is it a primitive op the CPU "
                                               "backend does not support yet?)");
+  }
+
+  // A run-time symbol, bound by a Bind step in `steps`. Its upper bound may use symbols bound
+  // before it; plan_memory sizes buffers at the bounds.
+  bool add_runtime_symbol(const Expr& dim, Expr upper_bound, std::string what, SourceLoc loc,
+                          int from_buffer, const Expr& value) {
+    const auto* s = dim.as<symbolic::Sym>();
+    if (!s || bound_.count(s->name)) {
+      fail(loc, what + " is " + symbolic::to_string(dim) +
+                    ", which is not a fresh symbol to bind at run time");
+      return false;
+    }
+    if (!ir::find_runtime_symbol(p_, s->name))
+      p_.runtime_symbols.push_back(ir::RuntimeSymbol{s->name, std::move(upper_bound), what});
+    HostStep bind;
+    bind.kind = HostStep::Kind::Bind;
+    bind.callee = s->name;
+    if (from_buffer >= 0) bind.buffers = {from_buffer};
+    else bind.ints = {value};
+    bind.location = location_text(sources_, loc);
+    p_.steps.push_back(std::move(bind));
+    bound_.insert(s->name);
+    return true;
+  }
+
+  // first_rows(x, n): the first n rows of x's buffer, no copy; n binds the result's row count.
+  std::optional<std::vector<int>> lower_first_rows(const ir::Call& call, const ir::Type& type,
+                                                   const std::string& name) {
+    std::vector<int> args;
+    for (const ir::Expr& a : call.args) {
+      auto ids = buffers_of(a);
+      if (!ids || ids->size() != 1) {
+        if (ids) fail(a->loc, "a tuple is passed where a tensor is expected");
+        return std::nullopt;
+      }
+      args.push_back((*ids)[0]);
+    }
+    if (args.size() != 2 || !type.is_tensor() || type.shape.empty())
+      return fail(call.loc, "malformed " + call.callee);
+    const HostBuffer& rows = p_.buffers[args[0]];
+    if (!add_runtime_symbol(type.shape[0], rows.shape.at(0),
+                            call.callee + ": the rows of '" + name + "'", call.loc, args[1], {}))
+      return std::nullopt;
+    return std::vector<int>{add_alias(args[0], type, name)};
+  }
+
+  // The steps of one branch, lowered into `out`; its result's buffers, or nullopt.
+  std::optional<std::vector<int>> lower_branch(const ir::Expr& branch, std::vector<HostStep>& out) {
+    std::vector<HostStep> outer;
+    outer.swap(p_.steps);
+    std::optional<std::vector<int>> ids;
+    if (const auto* block = branch.as<ir::Block>()) {
+      bool ok = true;
+      for (const ir::Binding& b : block->bindings) ok = ok && lower_binding(b);
+      if (ok) ids = buffers_of(block->result);
+    } else {
+      ids = buffers_of(branch);
+    }
+    p_.steps.swap(outer);
+    out = std::move(outer);
+    return ids;
+  }
+
+  // if: both branches lowered into an If step. Each ends by binding the result's dims the two
+  // disagree on (fresh symbols from infer_shapes) and copying its value into the result's
+  // buffers, which live on after the if.
+  std::optional<std::vector<int>> lower_if(const ir::If& i, const std::string& name) {
+    auto cond = buffers_of(i.cond);
+    if (!cond) return std::nullopt;
+    if (cond->size() != 1) return fail(i.cond->loc, "the condition of an if is a tuple");
+    std::vector<int> results = new_results(i.type, name);
+    HostStep step;
+    step.kind = HostStep::Kind::If;
+    step.buffers = *cond;
+    step.location = location_text(sources_, i.loc);
+    const std::set<std::string> before = bound_;
+    std::map<std::string, std::vector<Expr>> joined; // fresh symbol -> its value per branch
+    const ir::Expr* branches[2] = {&i.then_branch, &i.else_branch};
+    std::vector<HostStep>* lists[2] = {&step.then_steps, &step.else_steps};
+    for (int k = 0; k < 2; ++k) {
+      const int first_own = static_cast<int>(p_.buffers.size()); // buffers the branch makes
+      std::set<int> placed;
+      auto ids = lower_branch(*branches[k], *lists[k]);
+      if (!ids) return std::nullopt;
+      if (ids->size() != results.size())
+        return fail(i.loc, "the branches of the if give " + std::to_string(ids->size()) +
+                               " values for " + std::to_string(results.size()) + " results");
+      std::vector<HostStep> tail;
+      tail.swap(p_.steps);
+      for (size_t f = 0; f < results.size(); ++f) {
+        const HostBuffer& from = p_.buffers[(*ids)[f]];
+        const HostBuffer& to = p_.buffers[results[f]];
+        if (from.shape.size() != to.shape.size() || from.dtype != to.dtype)
+          return fail(i.loc, std::string("a branch of the if gives ") + ir::dtype_name(from.dtype) +
+                                 " of rank " + std::to_string(from.shape.size()) + " for " +
+                                 ir::dtype_name(to.dtype) + " of rank " +
+                                 std::to_string(to.shape.size()));
+        for (size_t a = 0; a < to.shape.size(); ++a) {
+          const auto* s = to.shape[a].as<symbolic::Sym>();
+          if (!s || before.count(s->name)) continue;
+          auto& values = joined[s->name];
+          if (values.size() == static_cast<size_t>(k)) {
+            values.push_back(from.shape[a]);
+            HostStep bind;
+            bind.kind = HostStep::Kind::Bind;
+            bind.callee = s->name;
+            bind.ints = {from.shape[a]};
+            bind.location = step.location;
+            p_.steps.push_back(std::move(bind));
+          }
+        }
+        // A value the branch computed into the arena is computed into the result instead;
+        // anything else (an input, a value from before the if, a view) is copied.
+        HostBuffer& own = p_.buffers[(*ids)[f]];
+        if (own.storage == HostBuffer::Storage::Arena && (*ids)[f] >= first_own &&
+            placed.insert((*ids)[f]).second) {
+          own.storage = HostBuffer::Storage::Alias;
+          own.index = results[f];
+          continue;
+        }
+        HostStep copy;
+        copy.kind = HostStep::Kind::Copy;
+        copy.buffers = {(*ids)[f], results[f]};
+        p_.steps.push_back(std::move(copy));
+      }
+      lists[k]->insert(lists[k]->end(), p_.steps.begin(), p_.steps.end());
+      p_.steps = std::move(tail);
+      bound_ = before; // what a branch binds is not bound after the if
+    }
+    for (const auto& [symbol, values] : joined) {
+      if (values.size() != 2)
+        return fail(i.loc, "dim '" + symbol + "' of the if's result is not given by both branches");
+      p_.runtime_symbols.push_back(ir::RuntimeSymbol{
+          symbol, symbolic::simplify(symbolic::max(ir::at_upper_bounds(p_, values[0]),
+                                                   ir::at_upper_bounds(p_, values[1]))),
+          "a dim of '" + name + "', " + symbolic::to_string(values[0]) + " or " +
+              symbolic::to_string(values[1])});
+      bound_.insert(symbol);
+    }
+    p_.steps.push_back(std::move(step));
+    return results;
   }
 
   std::optional<std::vector<int>> lower_kernel(const ir::Call& call, const ir::PrimFunc& prim,
@@ -293,14 +444,43 @@ private:
     return outs;
   }
 
+  int root(int id) const {
+    while (p_.buffers[id].storage == HostBuffer::Storage::Alias) id = p_.buffers[id].index;
+    return id;
+  }
+
+  // A buffer with a dim the inputs do not fix: an output so shaped is allocated only once the
+  // dim is bound, by a copy at the end.
+  bool runtime_shaped(const HostBuffer& b) const {
+    for (const Expr& d : b.shape)
+      for (const std::string& s : symbolic::free_symbols(d))
+        if (ir::find_runtime_symbol(p_, s)) return true;
+    return false;
+  }
+
   bool lower_result(const ir::Expr& result) {
     auto ids = buffers_of(result);
     if (!ids) return false;
+    // An output shaped by a run-time symbol is allocated where it is first written, after the
+    // symbol is bound; inside an if that would be on one path only, so one written there is
+    // copied out after the if instead.
+    std::set<int> in_branches;
+    for (const HostStep& s : p_.steps) {
+      if (s.kind != HostStep::Kind::If) continue;
+      ir::for_each_step(s.then_steps, [&](const HostStep& t, int) {
+        for (int id : t.buffers) in_branches.insert(root(id));
+      });
+      ir::for_each_step(s.else_steps, [&](const HostStep& t, int) {
+        for (int id : t.buffers) in_branches.insert(root(id));
+      });
+      in_branches.insert(root(s.buffers.at(0)));
+    }
     std::set<int> taken;
     for (size_t i = 0; i < ids->size(); ++i) {
       int id = (*ids)[i];
       HostBuffer& b = p_.buffers[id];
-      if (b.storage == HostBuffer::Storage::Arena && !taken.count(id)) {
+      if (b.storage == HostBuffer::Storage::Arena && !taken.count(id) &&
+          (!runtime_shaped(b) || !in_branches.count(id))) {
         b.storage = HostBuffer::Storage::Output;
         b.index = static_cast<int>(i);
         taken.insert(id);

@@ -92,10 +92,11 @@ MemoryPlan plan_arena(const std::vector<BufferLifetime>& buffers, const symbolic
 
 namespace {
 
-Expr byte_size(const ir::HostBuffer& b) {
+// At the upper bounds of its run-time symbols: the arena is allocated before they are bound.
+Expr byte_size(const ir::HostProgram& p, const ir::HostBuffer& b) {
   Expr elements = 1;
   for (const Expr& d : b.shape) elements = elements * d;
-  return symbolic::simplify(elements * (ir::dtype_bits(b.dtype) / 8));
+  return ir::at_upper_bounds(p, symbolic::simplify(elements * (ir::dtype_bits(b.dtype) / 8)));
 }
 
 void plan_program(ir::HostProgram& p, PassContext& ctx) {
@@ -104,14 +105,19 @@ void plan_program(ir::HostProgram& p, PassContext& ctx) {
     while (p.buffers[id].storage == Storage::Alias) id = p.buffers[id].index;
     return id;
   };
+  // Steps in program order, both branches of an if one after the other: only one runs, so
+  // a buffer live in one branch never meets one live only in the other, and a buffer that
+  // lives across the if spans both.
   std::vector<int> first(p.buffers.size(), -1), last(p.buffers.size(), -1);
-  for (size_t step = 0; step < p.steps.size(); ++step) {
-    for (int id : p.steps[step].buffers) {
+  int steps = 0;
+  ir::for_each_step(p.steps, [&](const ir::HostStep& s, int step) {
+    steps = step + 1;
+    for (int id : s.buffers) {
       int r = root(id);
-      if (first[r] < 0) first[r] = static_cast<int>(step);
-      last[r] = static_cast<int>(step);
+      if (first[r] < 0) first[r] = step;
+      last[r] = step;
     }
-  }
+  });
   symbolic::Facts facts;
   for (const ir::HostCheck& c : p.checks) facts.add(c.predicate);
   std::vector<int> ids;
@@ -120,8 +126,8 @@ void plan_program(ir::HostProgram& p, PassContext& ctx) {
     if (p.buffers[i].storage != Storage::Arena) continue;
     ids.push_back(static_cast<int>(i));
     // A buffer no step mentions still gets a place (at the end), so that it has an offset.
-    int at = first[i] < 0 ? static_cast<int>(p.steps.size()) : first[i];
-    lifetimes.push_back({byte_size(p.buffers[i]), at, std::max(at, last[i])});
+    int at = first[i] < 0 ? steps : first[i];
+    lifetimes.push_back({byte_size(p, p.buffers[i]), at, std::max(at, last[i])});
   }
   MemoryPlan plan = plan_arena(lifetimes, facts, ctx);
   for (size_t j = 0; j < ids.size(); ++j) p.buffers[ids[j]].offset = plan.offsets[j];

@@ -142,6 +142,10 @@ int32_t dsc_rt_cuda_launch(dsc_call* call, dsc_cuda_module* module, const char* 
  * error recorded. */
 int32_t dsc_rt_cuda_copy(dsc_call* call, void* dst, const void* src, int64_t bytes);
 
+/* Copies `bytes` bytes of device memory at src to host memory at dst, once the call's stream
+ * has run up to here (an if's condition, nonzero's count). 0, or 1 with an error recorded. */
+int32_t dsc_rt_cuda_read(dsc_call* call, void* dst, const void* src, int64_t bytes);
+
 /* Library routine "cublas.sgemm": dsc_rt_matmul_f32's product on device memory through
  * cuBLAS (libcublas, loaded with dlopen), on the call's stream. CUDA routines take the call
  * first and return 0, or 1 with an error recorded. */

@@ -66,6 +66,7 @@ public:
     check_inputs();
     if (ok()) bind_dims();
     if (ok()) check_predicates();
+    if (ok()) make_runtime_slots();
     if (ok()) allocate();
     if (ok()) resolve_buffers();
     if (ok()) emit_steps();
@@ -114,8 +115,28 @@ private:
   llvm::Value* symbol(const std::string& name) {
     auto it = symbols_.find(name);
     if (it != symbols_.end()) return it->second;
+    auto slot = runtime_slots_.find(name);
+    if (slot != runtime_slots_.end()) return b_.CreateLoad(i64_, slot->second, name);
     fail("symbol '" + name + "' is used, but no input dim binds it");
     return b_.getInt64(0);
+  }
+
+  // A stack slot per run-time symbol, stored by its Bind step (mem2reg makes them values).
+  void make_runtime_slots() {
+    for (const ir::RuntimeSymbol& r : p_.runtime_symbols) {
+      if (symbols_.count(r.name) || runtime_slots_.count(r.name)) {
+        fail("run-time symbol '" + r.name + "' is bound twice");
+        return;
+      }
+      runtime_slots_[r.name] = stack_array(i64_, 1, r.name + ".slot");
+    }
+  }
+
+  bool runtime_shaped(const ir::HostBuffer& b) const {
+    for (const symbolic::Expr& d : b.shape)
+      for (const std::string& s : symbolic::free_symbols(d))
+        if (runtime_slots_.count(s)) return true;
+    return false;
   }
 
   llvm::Value* eval(const symbolic::Expr& e, const std::string& what) {
@@ -298,38 +319,66 @@ private:
       }
       output_buffer[static_cast<size_t>(buf.index)] = static_cast<int>(id);
     }
-    llvm::FunctionCallee output =
-        runtime("dsc_rt_output", ptr_, {ptr_, i32_, i32_, i32_, i32_, ptr_});
-    for (size_t k = 0; k < num_outputs; ++k) {
+    output_buffer_ = output_buffer;
+    for (size_t k = 0; k < num_outputs && ok(); ++k) {
       if (output_buffer[k] < 0) {
         fail("no buffer is output " + std::to_string(k));
         return;
       }
+      // An output shaped by a run-time symbol is allocated by the step that writes it.
       const ir::HostBuffer& buf = p_.buffers[static_cast<size_t>(output_buffer[k])];
-      llvm::Value* shape =
-          stack_array(i64_, buf.shape.size(), "output" + std::to_string(k) + ".shape");
-      llvm::Value* overflowed = nullptr;
-      for (size_t j = 0; j < buf.shape.size(); ++j)
-        b_.CreateStore(eval_size(buf.shape[j], "a dim of output " + std::to_string(k), &overflowed),
-                       b_.CreateConstInBoundsGEP1_64(i64_, shape, j));
-      if (!ok()) return;
-      guard_overflow(overflowed, "output " + std::to_string(k));
-      DLDataType dl = ir::to_dl(buf.dtype);
-      llvm::Value* data =
-          b_.CreateCall(output,
-                        {call_, i32(static_cast<int64_t>(k)), i32(dl.code), i32(dl.bits),
-                         i32(static_cast<int64_t>(buf.shape.size())), shape},
-                        "output" + std::to_string(k));
-      guard(
-          b_.CreateIsNotNull(data), [this] { return i32(1); }, "output");
-      outputs_.push_back(data);
+      outputs_.push_back(runtime_shaped(buf) ? nullptr : allocate_output(k));
     }
+  }
+
+  // dsc_rt_output for output k at its shape's current value; a null returns 1.
+  llvm::Value* allocate_output(size_t k) {
+    llvm::FunctionCallee output =
+        runtime("dsc_rt_output", ptr_, {ptr_, i32_, i32_, i32_, i32_, ptr_});
+    const ir::HostBuffer& buf = p_.buffers[static_cast<size_t>(output_buffer_[k])];
+    llvm::Value* shape = stack_array(i64_, buf.shape.size(), "output" + std::to_string(k) + ".shape");
+    llvm::Value* overflowed = nullptr;
+    for (size_t j = 0; j < buf.shape.size(); ++j)
+      b_.CreateStore(eval_size(buf.shape[j], "a dim of output " + std::to_string(k), &overflowed),
+                     b_.CreateConstInBoundsGEP1_64(i64_, shape, j));
+    if (!ok()) return nullptr;
+    guard_overflow(overflowed, "output " + std::to_string(k));
+    DLDataType dl = ir::to_dl(buf.dtype);
+    llvm::Value* data =
+        b_.CreateCall(output,
+                      {call_, i32(static_cast<int64_t>(k)), i32(dl.code), i32(dl.bits),
+                       i32(static_cast<int64_t>(buf.shape.size())), shape},
+                      "output" + std::to_string(k));
+    guard(
+        b_.CreateIsNotNull(data), [this] { return i32(1); }, "output");
+    return data;
   }
 
   void resolve_buffers() {
     pointers_.assign(p_.buffers.size(), nullptr);
     for (size_t id = 0; id < p_.buffers.size() && ok(); ++id)
       resolve(static_cast<int>(id), 0);
+  }
+
+  // The pointer of a buffer a step uses; a late output (shaped by a run-time symbol) is
+  // allocated on its first use, after the symbols are bound and outside any if (lower_host
+  // makes it so).
+  llvm::Value* pointer(int id) {
+    const auto at = static_cast<size_t>(id);
+    if (pointers_[at]) return pointers_[at];
+    const ir::HostBuffer& buf = p_.buffers[at];
+    if (buf.storage == ir::HostBuffer::Storage::Alias) { // of a late output
+      pointers_[at] = pointer(buf.index);
+      return pointers_[at];
+    }
+    if (buf.storage != ir::HostBuffer::Storage::Output) {
+      fail(describe(buf, id) + " has no storage");
+      return llvm::ConstantPointerNull::get(ptr_);
+    }
+    const auto k = static_cast<size_t>(buf.index);
+    outputs_[k] = allocate_output(k);
+    pointers_[at] = outputs_[k];
+    return pointers_[at] ? pointers_[at] : llvm::ConstantPointerNull::get(ptr_);
   }
 
   llvm::Value* resolve(int id, size_t depth) {
@@ -359,7 +408,8 @@ private:
       break;
     }
     case ir::HostBuffer::Storage::Output:
-      pointer = outputs_[static_cast<size_t>(buf.index)];
+      pointer = outputs_[static_cast<size_t>(buf.index)]; // null: allocated when written
+      if (!pointer) return nullptr;
       break;
     case ir::HostBuffer::Storage::Alias:
       if (buf.index < 0 || static_cast<size_t>(buf.index) >= p_.buffers.size() ||
@@ -392,10 +442,11 @@ private:
   }
 
   const ir::HostBuffer& buffer(int id) const { return p_.buffers[static_cast<size_t>(id)]; }
-  llvm::Value* pointer(int id) const { return pointers_[static_cast<size_t>(id)]; }
 
-  void emit_steps() {
-    for (const ir::HostStep& s : p_.steps) {
+  void emit_steps() { emit_steps(p_.steps); }
+
+  void emit_steps(const std::vector<ir::HostStep>& steps) {
+    for (const ir::HostStep& s : steps) {
       switch (s.kind) {
       case ir::HostStep::Kind::Kernel:
         emit_kernel_call(s);
@@ -406,9 +457,99 @@ private:
       case ir::HostStep::Kind::Copy:
         emit_copy(s);
         break;
+      case ir::HostStep::Kind::If:
+        emit_if(s);
+        break;
+      case ir::HostStep::Kind::Bind:
+        emit_bind(s);
+        break;
       }
       if (!ok()) return;
     }
+  }
+
+  // The value of a scalar buffer of `bytes` bytes (1, 4 or 8) as an integer of that width: a
+  // load on the CPU; on the GPU a copy to the host (dsc_rt_cuda_read, which waits for the
+  // call's stream) first.
+  llvm::Value* read_scalar(int id, unsigned bytes, const std::string& what) {
+    llvm::Type* type = b_.getIntNTy(bytes * 8);
+    if (!gpu_) return b_.CreateLoad(type, pointer(id), what);
+    llvm::Value* slot = stack_array(type, 1, what + ".host");
+    llvm::FunctionCallee read = runtime("dsc_rt_cuda_read", i32_, {ptr_, ptr_, ptr_, i64_});
+    llvm::Value* status = b_.CreateCall(read, {call_, slot, pointer(id), b_.getInt64(bytes)});
+    guard(
+        b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "read");
+    return b_.CreateLoad(type, slot, what);
+  }
+
+  void emit_if(const ir::HostStep& s) {
+    if (!step_buffers(s, 1, "an if step")) return;
+    if (buffer(s.buffers[0]).dtype != ir::DType::Bool) {
+      fail("an if step tests " + describe(buffer(s.buffers[0]), s.buffers[0]) + ", not a bool");
+      return;
+    }
+    llvm::Value* cond = b_.CreateICmpNE(read_scalar(s.buffers[0], 1, "cond"), b_.getInt8(0));
+    llvm::BasicBlock* then_block = llvm::BasicBlock::Create(ctx_, "if.then", fn_);
+    llvm::BasicBlock* else_block = llvm::BasicBlock::Create(ctx_, "if.else", fn_);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "if.end", fn_);
+    b_.CreateCondBr(cond, then_block, else_block);
+    // A late output allocated in one branch is not allocated in the other.
+    const std::vector<llvm::Value*> before = pointers_;
+    b_.SetInsertPoint(then_block);
+    emit_steps(s.then_steps);
+    b_.CreateBr(done);
+    pointers_ = before;
+    b_.SetInsertPoint(else_block);
+    emit_steps(s.else_steps);
+    b_.CreateBr(done);
+    pointers_ = before;
+    b_.SetInsertPoint(done);
+  }
+
+  // symbol := value, after checking 0 <= value <= its upper bound.
+  void emit_bind(const ir::HostStep& s) {
+    const ir::RuntimeSymbol* r = ir::find_runtime_symbol(p_, s.callee);
+    auto slot = runtime_slots_.find(s.callee);
+    if (!r || slot == runtime_slots_.end()) {
+      fail("a bind step of '" + s.callee + "', which is not a run-time symbol");
+      return;
+    }
+    llvm::Value* value = nullptr;
+    if (s.buffers.size() == 1 && s.ints.empty()) {
+      if (!step_buffers(s, 1, "the bind of " + s.callee)) return;
+      const ir::DType dtype = buffer(s.buffers[0]).dtype;
+      if (dtype != ir::DType::I64 && dtype != ir::DType::I32) {
+        fail("the bind of " + s.callee + " reads a " + ir::dtype_name(dtype) + " buffer");
+        return;
+      }
+      value = read_scalar(s.buffers[0], dtype == ir::DType::I64 ? 8 : 4, s.callee + ".value");
+      value = b_.CreateSExt(value, i64_);
+    } else if (s.buffers.empty() && s.ints.size() == 1) {
+      value = eval(s.ints[0], "the value of " + s.callee);
+    } else {
+      fail("the bind of " + s.callee + " has no single value");
+      return;
+    }
+    llvm::Value* bound = eval(r->upper_bound, "the upper bound of " + s.callee);
+    if (!ok()) return;
+    llvm::Value* holds = b_.CreateAnd(b_.CreateICmpSGE(value, b_.getInt64(0)),
+                                      b_.CreateICmpSLE(value, bound));
+    llvm::FunctionCallee fail_check =
+        runtime("dsc_rt_fail_check", i32_, {ptr_, ptr_, ptr_, i32_, ptr_, ptr_});
+    const std::string what =
+        r->what + ": 0 <= " + r->name + " <= " + symbolic::to_string(r->upper_bound);
+    guard(
+        holds,
+        [&] {
+          llvm::Value* names = stack_array(ptr_, 1, "bind.names");
+          llvm::Value* vals = stack_array(i64_, 1, "bind.values");
+          b_.CreateStore(string_constant(r->name), names);
+          b_.CreateStore(value, vals);
+          return b_.CreateCall(fail_check, {call_, string_constant(what),
+                                            string_constant(s.location), i32(1), names, vals});
+        },
+        "bind");
+    b_.CreateStore(value, slot->second);
   }
 
   void emit_kernel_call(const ir::HostStep& s) {
@@ -575,7 +716,10 @@ private:
   std::map<std::string, llvm::Value*> symbols_;
   std::map<std::string, llvm::Constant*> strings_;
   llvm::Value* arena_ = nullptr;
-  std::vector<llvm::Value*> outputs_;  // per output index: its data pointer
+  std::vector<llvm::Value*> outputs_;  // per output index: its data pointer (null until
+                                       // allocated, for one shaped by a run-time symbol)
+  std::vector<int> output_buffer_;     // per output index: its buffer id
+  std::map<std::string, llvm::Value*> runtime_slots_;
   std::vector<llvm::Value*> pointers_; // per buffer id
   std::string error_;
 };

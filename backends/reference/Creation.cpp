@@ -1,4 +1,4 @@
-// arange, full, zeros, shape_of, nonzero.
+// arange, full, zeros, shape_of, nonzero, first_rows.
 
 #include "backends/reference/Value.h"
 #include "ir/OpRegistry.h"
@@ -85,6 +85,29 @@ Result nonzero(const Value& x) {
   return out;
 }
 
+// The first n rows of x; n outside [0, rows] is an error.
+Result first_rows(const Value& x, const Value& n, OpError& err) {
+  if (!n.is_tensor() || n.numel() != 1 || ir::is_float(n.dtype)) {
+    err.message = "first_rows: n must be an integer scalar tensor";
+    return std::nullopt;
+  }
+  const int64_t rows = x.shape().empty() ? 0 : x.shape()[0];
+  const int64_t count = load_i(n, 0);
+  if (count < 0 || count > rows) {
+    err.message = "first_rows: n = " + std::to_string(count) + " is outside [0, " +
+                  std::to_string(rows) + "], the rows of x";
+    return std::nullopt;
+  }
+  std::vector<int64_t> shape = x.shape();
+  shape[0] = count;
+  Value out = make_tensor(x.dtype, shape);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (ir::is_float(x.dtype)) store_f(out, i, load_f(x, i));
+    else store_i(out, i, load_i(x, i));
+  }
+  return out;
+}
+
 } // namespace
 
 Result eval_creation(const std::string& op, const std::vector<Value>& args, OpError& err) {
@@ -108,6 +131,7 @@ Result eval_creation(const std::string& op, const std::vector<Value>& args, OpEr
       store_i(out, static_cast<int64_t>(i), s[i]);
     return out;
   }
+  if (id == ir::OpId::first_rows) return first_rows(args[0], args[1], err);
   return nonzero(args[0]);
 }
 

@@ -1,11 +1,13 @@
 // Creation ops: arange, full and zeros build tensors of symbolic shape; shape_of reads a
-// shape; nonzero's row count is data-dependent, so it is a fresh symbol.
+// shape. nonzero's row count and first_rows' are data-dependent: each is a fresh symbol, with
+// the fact that bounds it (at most the operand's element count, or its rows) assumed.
 
 #include <cstdint>
 
 #include "ir/ops/OpUtil.h"
 #include "support/Int128.h"
 #include "symbolic/Printer.h"
+#include "symbolic/Simplify.h"
 
 namespace dsc::ir::ops {
 
@@ -95,9 +97,37 @@ std::optional<Type> shape_of(const Call&, const BoundArgs& args, ShapeContext&) 
   return tensor_of(DType::I64, {sym::Expr(static_cast<int64_t>(args.types[0].rank()))});
 }
 
-std::optional<Type> nonzero(const Call&, const BoundArgs& args, ShapeContext& ctx) {
-  return tensor_of(
-      DType::I64, {ctx.fresh_symbol("nnz"), sym::Expr(static_cast<int64_t>(args.types[0].rank()))});
+std::optional<Type> nonzero(const Call& call, const BoundArgs& args, ShapeContext& ctx) {
+  const Type& x = args.types[0];
+  sym::Expr count = ctx.fresh_symbol("nnz");
+  sym::Expr elements(1);
+  for (const sym::Expr& d : x.shape) elements = elements * d;
+  ctx.record(sym::le(count, sym::simplify(elements)), call.loc,
+             "nonzero: the count is at most the element count", ShapeFact::Origin::Op,
+             ShapeFact::Status::Assumed);
+  return tensor_of(DType::I64, {count, sym::Expr(static_cast<int64_t>(x.rank()))});
+}
+
+// first_rows(x, n): the first n rows of x, n an integer scalar tensor whose value is known
+// only at run time (0 <= n <= rows, checked then).
+std::optional<Type> first_rows(const Call& call, const BoundArgs& args, ShapeContext& ctx) {
+  const Type& x = args.types[0];
+  const Type& n = args.types[1];
+  if (x.rank() == 0) {
+    ctx.error(args.locs[0], "first_rows: x must have at least one dim, got " + to_string(x));
+    return std::nullopt;
+  }
+  if (n.rank() != 0 || (n.dtype != DType::I64 && n.dtype != DType::I32)) {
+    ctx.error(args.locs[1], "first_rows: n must be an i64[] or i32[] tensor, got " + to_string(n));
+    return std::nullopt;
+  }
+  sym::Expr count = ctx.fresh_symbol("rows");
+  ctx.record(sym::le(count, x.shape[0]), call.loc,
+             "first_rows: the count is at most the rows of x", ShapeFact::Origin::Op,
+             ShapeFact::Status::Assumed);
+  std::vector<sym::Expr> shape = x.shape;
+  shape[0] = count;
+  return tensor_of(x.dtype, std::move(shape));
 }
 
 } // namespace
@@ -120,6 +150,7 @@ std::vector<OpDef> creation_ops() {
             zeros},
       OpDef{"shape_of", {{"x", ParamKind::Tensor}}, shape_of},
       OpDef{"nonzero", {{"x", ParamKind::Tensor}}, nonzero},
+      OpDef{"first_rows", {{"x", ParamKind::Tensor}, {"n", ParamKind::Tensor}}, first_rows},
   };
 }
 

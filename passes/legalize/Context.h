@@ -64,6 +64,12 @@ public:
   // plain dims of the buffers it passes). Zero bytes.
   ir::Expr symbol_carrier(const std::set<std::string>& names);
 
+  // Around the legalization of an if's branch: values made once per fn (symbol carriers) and
+  // bound inside the branch are not visible after it, so they are forgotten when it closes.
+  using Scope = std::map<std::set<std::string>, ir::Expr>;
+  Scope open_scope() const { return carriers_; }
+  void close_scope(Scope saved) { carriers_ = std::move(saved); }
+
 private:
   std::string fresh_var_name(std::string_view hint);
 

@@ -2,7 +2,8 @@
 // fill a result of symbolic shape; shape_of's element k is its operand's dim k (it takes the
 // operand as an input only so that its symbols are bound; the element picks the dim with
 // guarding selects).
-// nonzero binds a data-dependent symbol, which the CPU backend does not support yet.
+// nonzero and first_rows give results whose row count depends on the data: see
+// lower_data_dependent in Families.h.
 
 #include "passes/legalize/DescBuilder.h"
 #include "passes/legalize/Families.h"
@@ -60,6 +61,70 @@ std::optional<ComputeDesc> describe_creation(const ir::Call& call, const ir::Bou
   }
   ctx.unsupported("'" + call.callee + "' (its result's size depends on the data)");
   return std::nullopt;
+}
+
+namespace {
+
+// prim <fn>_nonzero_<n>(x: T[d0, ..]) -> (all: i64[d0*.., rank], count: i64[]): a serial scan
+// that writes the index of each nonzero element of x, in row-major order, to the next row of
+// `all`, and the number of rows written to `count`.
+ir::Expr compact_nonzero(const ir::Call& call, const ir::Expr& x, FnContext& ctx) {
+  const ir::Type& xt = x->type;
+  NameSet names(ctx.symbols());
+  const std::string in = names.fresh("x"), all = names.fresh("all"), count = names.fresh("count"),
+                    next = names.fresh("next");
+  sym::Expr elements(1);
+  for (const sym::Expr& d : xt.shape) elements = elements * d;
+  const auto rank = static_cast<int64_t>(xt.rank());
+  std::vector<ir::Buffer> outputs = {
+      ir::Buffer{all, DType::I64, {sym::simplify(elements), sym::Expr(rank)}, ctx.loc()},
+      ir::Buffer{count, DType::I64, {}, ctx.loc()}};
+  std::vector<std::string> vars;
+  std::vector<PrimExpr> at;
+  for (int64_t d = 0; d < rank; ++d) {
+    vars.push_back(names.fresh("i" + std::to_string(d)));
+    at.push_back(index(sym::sym(vars.back())));
+  }
+  PrimExpr element = ir::Load::make(xt.dtype, in, at);
+  PrimExpr hit = xt.dtype == DType::Bool ? element
+                                         : binary(ir::BinaryOp::NE, element, zero(xt.dtype));
+  PrimExpr row = ir::LocalRef::make(DType::I64, next);
+  std::vector<Stmt> record;
+  for (int64_t d = 0; d < rank; ++d)
+    record.push_back(ir::Store::make(all, {row, index(sym::Expr(d))}, at[d]));
+  record.push_back(ir::Assign::make(next, binary(ir::BinaryOp::Add, row, int_imm(DType::I64, 1))));
+  Stmt body = ir::IfStmt::make(hit, ir::Seq::make(std::move(record)), Stmt());
+  for (int64_t d = rank; d-- > 0;)
+    body = ir::For::make(vars[d], sym::Expr(0), xt.shape[d], ir::ForKind::Serial, body);
+  auto* prim = new ir::PrimFunc();
+  prim->name = ctx.new_decl_name(call.callee);
+  prim->inputs = {ir::Buffer{in, xt.dtype, xt.shape, ctx.loc()}};
+  prim->outputs = outputs;
+  prim->body = ir::Seq::make({ir::LocalDecl::make(next, DType::I64, true, int_imm(DType::I64, 0)),
+                              body, ir::Store::make(count, {}, row)});
+  prim->loc = ctx.loc();
+  ctx.add_prim(Ref<ir::PrimFunc>(prim));
+  ir::Type result = ir::Type::tuple({ir::Type::tensor(DType::I64, outputs[0].shape),
+                                     ir::Type::tensor(DType::I64, {})});
+  return ctx.insert_binding(call.callee, ir::Call::make(prim->name, {x}, {}, result, ctx.loc()),
+                            result);
+}
+
+} // namespace
+
+std::optional<ir::Expr> lower_data_dependent(const ir::Expr& value, FnContext& ctx) {
+  const ir::Call& call = *value.as<ir::Call>();
+  const ir::OpId op = ir::find_op(call.callee)->id;
+  if (op == ir::OpId::first_rows) return value;
+  if (op != ir::OpId::nonzero || call.args.size() != 1 || !call.args[0].is<ir::Var>()) {
+    ctx.unsupported("'" + call.callee + "' (its result's size depends on the data)");
+    return std::nullopt;
+  }
+  ir::Expr scan = compact_nonzero(call, call.args[0], ctx);
+  const ir::Type& scanned = scan->type;
+  ir::Expr rows = ir::GetItem::make(scan, 0, scanned.fields[0], call.loc);
+  ir::Expr count = ir::GetItem::make(scan, 1, scanned.fields[1], call.loc);
+  return ir::Call::make(ir::op_name(ir::OpId::first_rows), {rows, count}, {}, call.type, call.loc);
 }
 
 } // namespace dsc::passes::lowering

@@ -32,9 +32,17 @@ std::optional<ComputeDesc> describe_matmul(const ir::Call& call, const ir::Bound
 // conv2d: a reduction over the group's input channels and the kernel window.
 std::optional<ComputeDesc> describe_conv(const ir::Call& call, const ir::BoundArgs& args,
                                          const ir::Type& type, FnContext& ctx);
-// arange, full, zeros, shape_of: maps (nonzero is reported as unsupported).
+// arange, full, zeros, shape_of: maps.
 std::optional<ComputeDesc> describe_creation(const ir::Call& call, const ir::BoundArgs& args,
                                              const ir::Type& type, FnContext& ctx);
+
+// An op whose result has a dim its operands do not fix (a fresh symbol bound at run time) has
+// no description: it becomes the value that replaces the call. first_rows stays as it is (a
+// view whose row count lower_host binds from its second operand); nonzero becomes a serial
+// scan prim, inserted before the binding, that writes every nonzero element's index into a
+// buffer of all elements' rows and the count, then first_rows of the two. nullopt after an
+// error.
+std::optional<ir::Expr> lower_data_dependent(const ir::Expr& call, FnContext& ctx);
 
 // The description of a call of a primitive op: its arguments bound to the op's signature,
 // then described by the op's family. nullopt after reporting an error.

@@ -61,6 +61,19 @@ int32_t dsc_rt_cuda_copy(dsc_call* call, void* dst, const void* src, int64_t byt
   return 0;
 }
 
+int32_t dsc_rt_cuda_read(dsc_call* call, void* dst, const void* src, int64_t bytes) {
+  if (!call) return 1;
+  const std::string what = "a read of " + std::to_string(bytes) + " bytes from the device";
+  if (bytes < 0) return call->fail(what + of_function(call) + ": a negative size");
+  if (bytes == 0) return 0;
+  Device* d = device_for(call, what);
+  if (!d) return 1;
+  std::string error;
+  if (!d->copy(dst, src, static_cast<uint64_t>(bytes), CopyKind::DeviceToHost, &error))
+    return call->fail(what + of_function(call) + ": " + error);
+  return 0;
+}
+
 int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm, float* c,
                                 int64_t batch, int64_t m, int64_t n, int64_t k,
                                 int64_t a_batch_stride, int64_t b_batch_stride, int64_t trans_b) {

@@ -126,12 +126,14 @@ std::string format_shapes(const ir::Module& m) {
 
 namespace {
 
-const char* status_name(ir::ShapeFact::Status s) {
-  switch (s) {
+const char* status_name(const ir::ShapeFact& fact) {
+  switch (fact.status) {
   case ir::ShapeFact::Status::Unchecked:
     return "unchecked";
   case ir::ShapeFact::Status::Assumed:
-    return "assumed (checked on entry)";
+    // A where clause, or the bound of a data-dependent dim (nonzero's count).
+    return fact.origin == ir::ShapeFact::Origin::Where ? "assumed (checked on entry)"
+                                                       : "assumed (true by construction)";
   case ir::ShapeFact::Status::Proved:
     return "proved";
   case ir::ShapeFact::Status::RuntimeCheck:
@@ -151,7 +153,7 @@ std::string format_facts(const ir::Module& m, const SourceManager& sources) {
       os << "  ";
       if (fact.loc.valid())
         os << sources.name(fact.loc.file) << ":" << fact.loc.line << ":" << fact.loc.col << ": ";
-      os << symbolic::to_string(fact.predicate) << "  [" << status_name(fact.status) << "]";
+      os << symbolic::to_string(fact.predicate) << "  [" << status_name(fact) << "]";
       if (!fact.what.empty()) os << "  " << fact.what;
       os << "\n";
       if (fact.status == ir::ShapeFact::Status::RuntimeCheck && !fact.counterexample.empty())

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -142,14 +143,18 @@ inline constexpr int64_t kSizes[] = {1, 2, 3, 5, 7, 13, 17, 31, 33, 47, 64};
 // random inputs, and returns the first disagreement as text (empty when every output element
 // agrees within c.tolerance, relative to max(1, |expected|); NaN matches NaN). With
 // `rejections_agree`, both refusing the call (a violated where clause) is agreement too.
+// `adjust`, when given, edits the random inputs first (an if's condition set each way); what
+// it returns is added to the text of a mismatch.
+using AdjustInputs = std::function<std::string(std::vector<runtime::Tensor>&)>;
 inline std::string first_mismatch(const NumericCase& c, const CompiledProgram& p,
                                   const symbolic::Bindings& symbols, std::mt19937_64& rng,
-                                  bool rejections_agree = false) {
+                                  bool rejections_agree = false, const AdjustInputs& adjust = {}) {
   std::string at;
   for (const auto& [k, v] : symbols) at += k + "=" + std::to_string(v) + " ";
   auto n = symbols.find("N");
   int64_t int_bound = c.int_bound > 0 ? c.int_bound : (n != symbols.end() ? n->second : 2);
   std::vector<runtime::Tensor> inputs = random_inputs(p.host, symbols, rng, int_bound);
+  if (adjust) at += adjust(inputs);
   reference::RunResult expected = reference::interpret(p.typed, "f", inputs);
   std::vector<runtime::Tensor> device_inputs;
   std::string copy_error;

@@ -35,9 +35,9 @@ TEST(OpTable, EveryOpHasAPattern) {
   EXPECT_STREQ(pattern("nonzero"), "opaque");
 }
 
-TEST(OpTable, OnlyReshapeIsAView) {
+TEST(OpTable, OnlyReshapeAndFirstRowsAreViews) {
   for (const OpDef* op : all_ops())
-    EXPECT_EQ(op->is_view(), op->id == OpId::reshape) << op->name;
+    EXPECT_EQ(op->is_view(), op->id == OpId::reshape || op->id == OpId::first_rows) << op->name;
   EXPECT_TRUE(is_view_op("reshape"));
   EXPECT_FALSE(is_view_op("permute"));
   EXPECT_FALSE(is_view_op("nn.softmax")) << "not an op";

@@ -94,9 +94,9 @@ TEST_F(OpsTest, EveryOpOfTheTableIsRegistered) {
                         "sigmoid", "abs",         "neg",        "sum",          "max",    "min",
                         "mean",    "reshape",     "permute",    "broadcast_to", "concat", "split",
                         "slice",   "take",        "pad",        "matmul",       "conv2d", "arange",
-                        "full",    "zeros",       "shape_of",   "nonzero"})
+                        "full",    "zeros",       "shape_of",   "nonzero",      "first_rows"})
     EXPECT_NE(find_op(n), nullptr) << n;
-  EXPECT_EQ(all_ops().size(), 46u);
+  EXPECT_EQ(all_ops().size(), 47u);
   EXPECT_EQ(find_op("softmax"), nullptr);
 }
 

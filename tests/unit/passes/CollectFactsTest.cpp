@@ -107,13 +107,17 @@ TEST_F(CollectFactsTest, AfterInferShapes) {
   ir::Module out = passes::collect_facts(inferred, ctx_);
   EXPECT_EQ(messages(), "");
   const std::vector<ShapeFact>& facts = facts_of(out);
-  ASSERT_EQ(facts.size(), 3u);
+  ASSERT_EQ(facts.size(), 4u);
   EXPECT_EQ(facts[0].status, Status::Assumed);
   EXPECT_EQ(symbolic::to_string(facts[1].predicate), "S == T");
   EXPECT_EQ(facts[1].status, Status::RuntimeCheck);
   EXPECT_FALSE(facts[1].counterexample.empty());
-  EXPECT_EQ(facts[2].origin, ShapeFact::Origin::Assertion);
-  EXPECT_EQ(facts[2].status, Status::Proved);
+  // nonzero's bound: true by construction, assumed.
+  EXPECT_EQ(symbolic::to_string(facts[2].predicate), "nnz0 <= S");
+  EXPECT_EQ(facts[2].origin, ShapeFact::Origin::Op);
+  EXPECT_EQ(facts[2].status, Status::Assumed);
+  EXPECT_EQ(facts[3].origin, ShapeFact::Origin::Assertion);
+  EXPECT_EQ(facts[3].status, Status::Proved);
 }
 
 TEST_F(CollectFactsTest, GenericFunctionsAreLeftAlone) {

@@ -657,15 +657,33 @@ fn f(x: f32[B, S, D], g: f32[D], b: f32[D], w: f32[D, E], c: f32[E], q: f32[B, H
   }
 }
 
-TEST_F(LegalizeTest, DataDependentShapesAreUnsupported) {
-  EXPECT_FALSE(legalize(R"(
+// nonzero: a serial scan prim writes the indices of the nonzero elements into a buffer with a
+// row per element, and the count; first_rows of the two is the value (its rows are bound at
+// run time from the count).
+TEST_F(LegalizeTest, NonzeroBecomesAScanAndFirstRows) {
+  ASSERT_TRUE(legalize(R"(
 fn f(m: bool[N]) {
   let idx: i64[K, 1] = nonzero(m)
   return idx
 }
-)"));
-  EXPECT_EQ(errors(), "3:24: a value whose size depends on the data ('K' is bound at run time, not "
-                      "by a parameter) is not supported by the CPU backend yet\n");
+)")) << errors();
+  expect_valid_and_round_trips();
+  EXPECT_PRIM("f_nonzero_0", R"(prim f_nonzero_0(x: bool[N]) -> (all: i64[N, 1], count: i64[]) {
+  var next: i64 = 0
+  for i0 in 0..N {
+    if x[i0] {
+      all[next, 0] = i0
+      next = next + 1
+    }
+  }
+  count[] = next
+}
+)");
+  const ir::Block* body = out_.function("f")->body.as<ir::Block>();
+  ASSERT_EQ(body->bindings.size(), 2u);
+  const ir::Call* rows = body->bindings[1].value.as<ir::Call>();
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(rows->callee, "first_rows");
 }
 
 // Keyword operands, a literal reshaped or broadcast: all become prims.
@@ -717,14 +735,30 @@ fn g(x: f32[N]) {
                       "inline_calls first)\n");
 }
 
-TEST_F(LegalizeTest, GraphIfIsUnsupported) {
-  EXPECT_FALSE(legalize(R"(
+// Each branch of an if is legalized as a block of its own: its ops become prims there, and
+// nothing is fused across the if.
+TEST_F(LegalizeTest, GraphIfBranchesAreLegalizedApart) {
+  ASSERT_TRUE(legalize(R"(
 fn f(x: f32[N], c: bool[]) {
-  let y = if c { x * 2.0 } else { x }
-  return y
+  let y = x + 1.0
+  let z = if c { exp(y) * 2.0 } else { y }
+  return z * 3.0
 }
-)"));
-  EXPECT_EQ(errors(), "3:11: graph-level 'if' is not supported by the CPU backend yet\n");
+)")) << errors();
+  expect_valid_and_round_trips();
+  const ir::Block* body = out_.function("f")->body.as<ir::Block>();
+  ASSERT_EQ(body->bindings.size(), 3u);
+  const ir::If* i = body->bindings[1].value.as<ir::If>();
+  ASSERT_NE(i, nullptr);
+  const ir::Block* then_block = i->then_branch.as<ir::Block>();
+  ASSERT_NE(then_block, nullptr);
+  ASSERT_FALSE(then_block->bindings.empty());
+  for (const ir::Binding& b : then_block->bindings) {
+    const ir::Call* kernel = b.value.as<ir::Call>();
+    ASSERT_NE(kernel, nullptr);
+    EXPECT_TRUE(out_.prim(kernel->callee)) << kernel->callee;
+  }
+  EXPECT_TRUE(out_.prim("f_add_0")); // y is its own kernel, before the if
 }
 
 } // namespace

@@ -49,6 +49,7 @@ protected:
       if (fact.origin == ir::ShapeFact::Origin::Where) continue;
       const char* status = fact.status == ir::ShapeFact::Status::Proved         ? "proved"
                            : fact.status == ir::ShapeFact::Status::RuntimeCheck ? "runtime"
+                           : fact.status == ir::ShapeFact::Status::Assumed      ? "assumed"
                                                                                 : "other";
       s += std::string(status) + " " + symbolic::to_string(fact.predicate) + " (" + fact.what +
            ")" + (fact.counterexample.empty() ? "" : " [" + names(fact.counterexample) + "]") +
@@ -111,6 +112,7 @@ fn f(x: f32[B, S], y: f32[T], m: bool[B, S]) where S >= 1 {
                          "halves: (f32[B, S/2], f32[B, S/2])\n"
                          "return: f32[B, S]\n");
   EXPECT_EQ(facts("f"), "runtime S == T (broadcast of dim 1 of add) [S, T]\n"
+                        "assumed nnz0 <= B*S (nonzero: the count is at most the element count)\n"
                         "proved N == nnz0 (N is bound by let idx: dims at axis 0)\n"
                         "runtime S%2 == 0 (split: dim S must be divisible by 2) [S]\n");
 }
@@ -182,6 +184,7 @@ fn f(x: f32[?, 4], y: f32[?, 4], m: bool[?]) {
                          "t: i64[_d3]\n"
                          "return: f32[_d0, 4]\n");
   EXPECT_EQ(facts("f"), "runtime _d0 == _d1 (broadcast of dim 0 of add) [_d0, _d1]\n"
+                        "assumed nnz0 <= _d2 (nonzero: the count is at most the element count)\n"
                         "proved _d3 == nnz0 (_d3 is bound by let nz: dims at axis 0)\n");
 }
 
