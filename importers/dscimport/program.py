@@ -275,7 +275,13 @@ class Program:
         self.symbols: list[str] = []
         self.namer = Namer([self.fn_name])
         self.header: list[str] = []
-        self._weight_of: dict[int, Value] = {}
+        # The `where` clauses, when an importer knows more than `SYM >= 1` (torch.export's
+        # ranges and guards); None writes `SYM >= 1` for each symbol an input's shape names.
+        self.where_clauses: list[str] | None = None
+        # id(constant) -> (the constant, its weight): the constant is kept alive, so that its
+        # id is never reused by a later constant (a converter's temporary, such as a
+        # transposed or folded copy) that would then get the wrong weight.
+        self._weight_of: dict[int, tuple[Value, Value]] = {}
 
     # -- symbols and parameters -----------------------------------------------------------
 
@@ -294,7 +300,7 @@ class Program:
 
     def weight(self, c: Value) -> Value:
         """The weight parameter holding the constant `c` (made on first use)."""
-        w = self._weight_of.get(id(c))
+        w = self._weight_of.get(id(c), (None, None))[1]
         if w is None:
             data = np.require(c.const, requirements="C")  # keeps 0-d arrays 0-d
             w = Value(c.dtype, list(data.shape), c.hint)
@@ -302,7 +308,7 @@ class Program:
             w.name = self.namer.fresh(c.hint, "w")
             w.weight_data = data
             self.weights.append(w)
-            self._weight_of[id(c)] = w
+            self._weight_of[id(c)] = (c, w)
         return w
 
     # -- values ---------------------------------------------------------------------------
@@ -501,6 +507,8 @@ class Program:
                 if isinstance(d, Dim):
                     used_syms |= d.symbols()
         clauses = [f"{s} >= 1" for s in self.symbols if s in used_syms]
+        if self.where_clauses is not None:
+            clauses = list(self.where_clauses)
         if clauses:
             lines.append("  where " + ", ".join(clauses))
         return lines

@@ -18,6 +18,7 @@ shape computations only when their result is certain.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Iterable, Union
 
 import numpy as np
@@ -96,8 +97,8 @@ class Dim:
 
     def lower_bound(self) -> int | None:
         """A lower bound that holds for every symbol >= 1 (the importers write `where S >= 1`
-        for each symbol) and every opaque atom >= 0, or None when the form shows none (a
-        negative coefficient on a non-constant term)."""
+        for each symbol; under `symbol_minimums`, >= its minimum) and every opaque atom >= 0,
+        or None when the form shows none (a negative coefficient on a non-constant term)."""
         lb = 0
         for m, c in self.terms:
             if not m:
@@ -107,7 +108,7 @@ class Dim:
                 return None
             if not all(_atom_nonneg(a) for a in m):
                 return None
-            lb += c if all(a.isidentifier() for a in m) else 0
+            lb += c * _monomial_min(m) if all(a.isidentifier() for a in m) else 0
         return lb
 
     def known_nonnegative(self) -> bool:
@@ -315,6 +316,30 @@ def _atom_nonneg(atom: str) -> bool:
 
 
 _ATOM_NONNEG: dict[str, bool] = {}
+
+# Symbols whose least value is not 1 (torch.export's `Dim("P", min=0)`); see
+# `symbol_minimums`. Every other symbol is at least 1.
+_SYMBOL_MIN: dict[str, int] = {}
+
+
+def _monomial_min(mono: tuple[str, ...]) -> int:
+    out = 1
+    for a in mono:
+        out *= _SYMBOL_MIN.get(a, 1)
+    return out
+
+
+@contextlib.contextmanager
+def symbol_minimums(mins: dict[str, int]):
+    """Within the block, decisions take each symbol of `mins` to be at least its value (>= 0)
+    instead of 1: an importer whose source declares ranges (torch.export) sets them."""
+    saved = dict(_SYMBOL_MIN)
+    _SYMBOL_MIN.update({k: max(int(v), 0) for k, v in mins.items()})
+    try:
+        yield
+    finally:
+        _SYMBOL_MIN.clear()
+        _SYMBOL_MIN.update(saved)
 
 
 def _opaque(text: str, nonneg: bool) -> Dim:

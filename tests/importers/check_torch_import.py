@@ -1,0 +1,732 @@
+#!/usr/bin/env python3
+"""Checks importers/torch2dsc.py (and its module, importers/dscimport/torch_import.py) on
+small models built here with PyTorch at fixed seeds:
+
+  numeric  an MLP, a BERT encoder layer, a GPT-2 block against a KV cache (the past length P
+           is a symbol, 0 included), a LLaMA-style block (RMSNorm, rotary embedding, causal
+           mask, SwiGLU), two models of other ops and a small convolutional network
+           (dynamic batch and image size) are exported with torch.export
+           (named Dims), imported with `to_dsc` both as exported and after
+           `run_decompositions()` (core ATen), built once with `dscc build`, and run with
+           `dscc run` at five shapes or more (1 and primes); every output is compared with
+           the PyTorch model's own on the same inputs;
+  golden   the MLP saved as a .pt2 and imported by the command line (`--dim x.0=B`) must
+           equal tests/importers/golden/torch_mlp.dsc exactly (--update-golden rewrites it)
+           and pass `dscc check`; the module, fed the live ExportedProgram, must write the
+           same function (the Dim names recovered from the export);
+  errors   a program with unsupported ops (each listed with its op, node and source line),
+           one that updates a buffer in place, a truncated .pt2, a missing file and a
+           non-program passed to `to_dsc`: each fails cleanly and writes nothing.
+
+    check_torch_import.py --dscc build/tools/dscc/dscc [--only numeric,golden,errors]
+
+Prints one line per case (PASS or FAIL, then details), then `N passed, M failed`; exits 1 when
+a case failed, 77 (a skip for ctest) when torch, numpy or safetensors is missing.
+
+Tolerance, as check_onnx_import.py: every element must satisfy
+    |dsc - torch| <= TOL * (rms(torch) + |torch|),  TOL = 1e-4.
+Both compute in f32; they land near 1e-7 on these models, and a wrong op (a missing rotary
+half, the wrong causal offset, tanh GELU for erf GELU) is far outside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib.util
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.export import Dim, export
+except ImportError as e:
+    print(f"SKIP: {e.name or e} is not installed: run tools/scripts/install_python_deps.sh")
+    sys.exit(77)
+if importlib.util.find_spec("safetensors") is None:  # the importer writes weights with it
+    print("SKIP: safetensors is not installed: run tools/scripts/install_python_deps.sh")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
+IMPORTERS = os.path.join(SOURCE_DIR, "importers")
+IMPORTER = os.path.join(IMPORTERS, "torch2dsc.py")
+GOLDEN = os.path.join(HERE, "golden", "torch_mlp.dsc")
+sys.path.insert(0, IMPORTERS)
+
+from dscimport import torch_import  # noqa: E402
+
+TOL = 1e-4
+SEED = 20270112
+
+warnings.filterwarnings("ignore")
+torch.set_num_threads(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The models
+# ---------------------------------------------------------------------------------------------
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(32, 64)
+        self.fc2 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        return torch.softmax(self.fc2(h), dim=-1)
+
+
+class BertLayer(nn.Module):
+    """BERT's encoder layer: fused QKV, additive padding mask, post-norm, erf GELU."""
+
+    def __init__(self, d=64, heads=4, ff=128):
+        super().__init__()
+        self.heads, self.d = heads, d
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+        self.ln1 = nn.LayerNorm(d, eps=1e-12)
+        self.ff1 = nn.Linear(d, ff)
+        self.ff2 = nn.Linear(ff, d)
+        self.ln2 = nn.LayerNorm(d, eps=1e-12)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x, mask):
+        B, S, _ = x.shape
+        hd = self.d // self.heads
+        q, k, v = self.qkv(x).split(self.d, dim=-1)
+        q = q.view(B, S, self.heads, hd).transpose(1, 2)
+        k = k.view(B, S, self.heads, hd).transpose(1, 2)
+        v = v.view(B, S, self.heads, hd).transpose(1, 2)
+        bias = (1.0 - mask[:, None, None, :].to(x.dtype)) * -10000.0
+        scores = q @ k.transpose(-1, -2) / math.sqrt(hd) + bias
+        probs = self.drop(torch.softmax(scores, dim=-1))
+        ctx = (probs @ v).transpose(1, 2).contiguous().view(B, S, self.d)
+        h = self.ln1(x + self.out(ctx))
+        return self.ln2(h + self.ff2(F.gelu(self.ff1(h))))
+
+
+class GPT2Block(nn.Module):
+    """A GPT-2 block over S new tokens against a cache of P earlier ones: the causal mask is
+    sliced from a bool buffer at [P, P + S), attention is F.scaled_dot_product_attention, and
+    the block returns the grown caches."""
+
+    def __init__(self, d=64, heads=4, max_pos=128):
+        super().__init__()
+        self.heads, self.d = heads, d
+        self.ln_1 = nn.LayerNorm(d)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.ln_2 = nn.LayerNorm(d)
+        self.c_fc = nn.Linear(d, 4 * d)
+        self.mlp_proj = nn.Linear(4 * d, d)
+        tril = torch.tril(torch.ones(max_pos, max_pos, dtype=torch.bool))
+        self.register_buffer("bias", tril.view(1, 1, max_pos, max_pos), persistent=False)
+
+    def forward(self, x, past_k, past_v):
+        B, S, _ = x.shape
+        P = past_k.shape[2]
+        hd = self.d // self.heads
+        q, k, v = self.c_attn(self.ln_1(x)).split(self.d, dim=2)
+        q = q.view(B, S, self.heads, hd).permute(0, 2, 1, 3)
+        k = k.view(B, S, self.heads, hd).permute(0, 2, 1, 3)
+        v = v.view(B, S, self.heads, hd).permute(0, 2, 1, 3)
+        keys = torch.cat([past_k, k], dim=-2)
+        values = torch.cat([past_v, v], dim=-2)
+        causal = self.bias[:, :, P:P + S, :P + S]
+        a = F.scaled_dot_product_attention(q, keys, values, attn_mask=causal)
+        a = a.permute(0, 2, 1, 3).reshape(B, S, self.d)
+        x = x + self.c_proj(a)
+        y = x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+        return y, keys, values
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(d))
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    """A LLaMA block: RMSNorm, rotary embedding from cos/sin tables sliced to S, a causal
+    mask from triu + masked_fill, softmax in f32, and a SwiGLU feed-forward."""
+
+    def __init__(self, d=64, heads=4, ff=172, max_pos=256):
+        super().__init__()
+        self.heads, self.d = heads, d
+        hd = d // heads
+        self.attn_norm = RMSNorm(d)
+        self.ffn_norm = RMSNorm(d)
+        self.wq = nn.Linear(d, d, bias=False)
+        self.wk = nn.Linear(d, d, bias=False)
+        self.wv = nn.Linear(d, d, bias=False)
+        self.wo = nn.Linear(d, d, bias=False)
+        self.w1 = nn.Linear(d, ff, bias=False)
+        self.w3 = nn.Linear(d, ff, bias=False)
+        self.w2 = nn.Linear(ff, d, bias=False)
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd))
+        freqs = torch.outer(torch.arange(max_pos).float(), inv_freq)
+        emb = torch.cat([freqs, freqs], dim=-1)
+        self.register_buffer("cos_cached", emb.cos(), persistent=False)
+        self.register_buffer("sin_cached", emb.sin(), persistent=False)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        hd = self.d // self.heads
+        h = self.attn_norm(x)
+        q = self.wq(h).view(B, S, self.heads, hd).transpose(1, 2)
+        k = self.wk(h).view(B, S, self.heads, hd).transpose(1, 2)
+        v = self.wv(h).view(B, S, self.heads, hd).transpose(1, 2)
+        cos = self.cos_cached[:S][None, None]
+        sin = self.sin_cached[:S][None, None]
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        scores = q @ k.transpose(2, 3) / math.sqrt(hd)
+        mask = torch.triu(torch.ones(S, S, dtype=torch.bool), diagonal=1)
+        scores = scores.masked_fill(mask, float("-inf"))
+        probs = F.softmax(scores.float(), dim=-1).type_as(q)
+        attn = (probs @ v).transpose(1, 2).reshape(B, S, self.d)
+        x = x + self.wo(attn)
+        g = self.ffn_norm(x)
+        return x + self.w2(F.silu(self.w1(g)) * self.w3(g))
+
+
+class Ops(nn.Module):
+    """Ops the blocks above do not use: embeddings, is_causal attention, variance, stack,
+    repeat, clamp, where with a scalar, pad, chunk, integer arithmetic cast to float."""
+
+    def __init__(self, vocab=40, d=16):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, ids, x):
+        B, S = ids.shape
+        e = self.emb(ids)
+        q = e.view(B, S, 2, 8).transpose(1, 2)
+        a = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+        a = a.transpose(1, 2).reshape(B, S, 16)
+        var = e.var(-1, unbiased=False, keepdim=True)
+        z = (e - e.mean(-1, keepdim=True)) / torch.sqrt(var + 1e-5)
+        st = torch.stack([z, a], dim=1).sum(1)
+        c0, c1 = self.proj(st).chunk(2, dim=-1)
+        r = torch.clamp(c0, -0.5, 0.5) + torch.where(c1 > 0, c1, 0.1 * c1)
+        p = F.pad(r, (1, 2), value=0.25)
+        pos = torch.arange(S).to(torch.float32) / 8.0
+        y = p * pos[None, :, None] + x.repeat(1, 2, 1)[:, :1]
+        return y, (ids * 2 + 1).float().amax(-1)
+
+
+class MoreOps(nn.Module):
+    """Activations, powers, std, log_softmax, nn.RMSNorm, bool masks with | & ~, masked_fill
+    with a tensor, gathers, narrow/select/unbind, flatten/unflatten, tril of a computed
+    tensor, all/any, baddbmm, split with sizes, zeros_like cast to integers."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.RMSNorm(8, eps=1e-5)
+        self.table = nn.Parameter(torch.randn(10, 8))
+
+    def forward(self, x, ids):
+        B, S, D = x.shape
+        a = F.hardtanh(x) + F.leaky_relu(x, 0.2) + torch.reciprocal(x.abs() + 1) + x.square()
+        b = torch.pow(x.abs() + 1, x.tanh()) + torch.pow(2.0, x.sigmoid()) + x.abs().pow(1.5)
+        c = torch.log_softmax(a, -1) + b.std(-1, keepdim=True) + self.norm(x)
+        d = torch.maximum(a, b) - torch.minimum(a, c) + torch.clamp(c, min=a, max=a + 1)
+        m = (x > 0) | (x < -1)
+        e = d.masked_fill(~m, 0.5).masked_fill(m & (x > 2), torch.tensor(3.0))
+        f = torch.index_select(self.table, 0, ids[0]) + self.table[ids[1]]
+        g = x.narrow(1, 0, 1).squeeze(1) + x.select(1, -1) + x.unbind(2)[3][:, :1]
+        h = x.flatten(1).unflatten(1, (S, 2, 4)).sum(2)
+        t = torch.tril(x.transpose(1, 2)[:, :, :1].repeat(1, 1, 5), diagonal=-1)
+        flags = (x > -3).all(-1).float() + (x > 2).any().float()
+        w = x.transpose(1, 2)[:, :, :1].expand(B, D, D) / 8
+        bb = torch.baddbmm(x, x, w, beta=0.5, alpha=2.0)
+        lo, hi = torch.split(x, [3, 5], -1)
+        return (e, f, g.sum(-1, keepdim=True) + h.sum(-1), t, flags,
+                bb + lo.mean() + hi.amin(-1, keepdim=True),
+                torch.zeros_like(x[:, :, 0]).long() + ids.sum())
+
+
+class ConvNet(nn.Module):
+    """A ResNet-style stem: strided convolution, batch norm (inference), ReLU, a grouped
+    convolution, global average pooling, flatten, a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, groups=2)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(8, 5)
+        with torch.no_grad():
+            self.bn1.running_mean.normal_()
+            self.bn1.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        h = torch.relu(self.bn1(self.conv1(x)))
+        h = torch.relu(self.conv2(h)) + h
+        return self.fc(torch.flatten(self.pool(h), 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases: a model, its example inputs, its dims, and the shapes to run at
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    name: str
+    make: Callable[[], nn.Module]
+    inputs: Callable[[torch.Generator, dict], tuple]
+    dims: Callable[[], dict]
+    example: dict
+    shapes: list[dict]
+    input_names: list[str]
+
+
+def randn(g, *shape):
+    return torch.randn(*shape, generator=g)
+
+
+def padding_mask(g, b, s):
+    keep = torch.randint(1, s + 1, (b,), generator=g)
+    return (torch.arange(s)[None, :] < keep[:, None]).to(torch.int64)
+
+
+BS = [{"B": 1, "S": 1}, {"B": 2, "S": 7}, {"B": 3, "S": 13}, {"B": 1, "S": 31},
+      {"B": 2, "S": 2}]
+
+CASES = [
+    Case("mlp", MLP, lambda g, s: (randn(g, s["B"], 32),),
+         lambda: {"x": {0: Dim("B", min=1, max=1024)}}, {"B": 4},
+         [{"B": b} for b in (1, 2, 7, 13, 31)], ["x"]),
+    Case("bert_layer", BertLayer,
+         lambda g, s: (randn(g, s["B"], s["S"], 64), padding_mask(g, s["B"], s["S"])),
+         lambda: {"x": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=512)},
+                  "mask": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=512)}},
+         {"B": 2, "S": 8}, BS, ["x", "mask"]),
+    Case("gpt2_block", GPT2Block,
+         lambda g, s: (randn(g, s["B"], s["S"], 64), randn(g, s["B"], 4, s["P"], 16),
+                       randn(g, s["B"], 4, s["P"], 16)),
+         lambda: {"x": {0: Dim("B", min=1, max=16), 1: Dim("S", min=1, max=32)},
+                  "past_k": {0: Dim("B", min=1, max=16), 2: Dim("P", min=0, max=64)},
+                  "past_v": {0: Dim("B", min=1, max=16), 2: Dim("P", min=0, max=64)}},
+         {"B": 2, "S": 3, "P": 5},
+         [{"B": 1, "S": 1, "P": 0}, {"B": 1, "S": 1, "P": 1}, {"B": 2, "S": 1, "P": 7},
+          {"B": 3, "S": 5, "P": 13}, {"B": 2, "S": 3, "P": 31}, {"B": 1, "S": 13, "P": 2}],
+         ["x", "past_k", "past_v"]),
+    Case("llama_block", LlamaBlock, lambda g, s: (randn(g, s["B"], s["S"], 64),),
+         lambda: {"x": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=256)}},
+         {"B": 2, "S": 8}, BS, ["x"]),
+    Case("ops", Ops,
+         lambda g, s: (torch.randint(0, 40, (s["B"], s["S"]), generator=g),
+                       randn(g, s["B"], 1, 1)),
+         lambda: {"ids": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=128)},
+                  "x": {0: Dim("B", min=1, max=64)}},
+         {"B": 2, "S": 8}, BS, ["ids", "x"]),
+    Case("more_ops", MoreOps,
+         lambda g, s: (2 * randn(g, s["B"], s["S"], 8),
+                       torch.randint(0, 10, (2, 6), generator=g)),
+         lambda: {"x": {0: Dim("B", min=1, max=16), 1: Dim("S", min=1, max=64)}, "ids": None},
+         {"B": 2, "S": 5}, BS, ["x", "ids"]),
+    Case("convnet", ConvNet, lambda g, s: (randn(g, s["N"], 3, s["H"], s["H"]),),
+         lambda: {"x": {0: Dim("N", min=1, max=32), 2: Dim("H", min=4, max=224),
+                        3: Dim("H", min=4, max=224)}},
+         {"N": 2, "H": 16},
+         [{"N": 1, "H": 4}, {"N": 2, "H": 7}, {"N": 1, "H": 13}, {"N": 3, "H": 16},
+          {"N": 2, "H": 31}], ["x"]),
+]
+
+
+def build(case: Case):
+    """The model at a fixed seed and its ExportedProgram."""
+    torch.manual_seed(SEED)
+    model = case.make().eval()
+    g = torch.Generator().manual_seed(SEED)
+    args = case.inputs(g, case.example)
+    ep = export(model, args, dynamic_shapes=case.dims())
+    return model, ep
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------
+
+CRASH_MARKERS = [re.compile(p) for p in (
+    r"Sanitizer", r"Segmentation fault", r"core dumped", r"\bAborted\b", r"terminate called",
+    r"internal error", r"\.(?:cpp|cc|h):\d+:\d+: runtime error:", r"Assertion .* failed",
+    r"Traceback \(most recent call last\)")]
+
+
+@dataclass
+class Run:
+    rc: int | None
+    stdout: str
+    stderr: str
+
+
+def run(cmd: list[str], timeout: float) -> Run:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                           timeout=timeout, stdin=subprocess.DEVNULL)
+        return Run(p.returncode, p.stdout, p.stderr)
+    except subprocess.TimeoutExpired as e:
+        def text(b):
+            return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+        return Run(None, text(e.stdout), text(e.stderr))
+
+
+def crash_reason(r: Run) -> str | None:
+    if r.rc is None:
+        return "timed out"
+    if r.rc < 0 or r.rc >= 128:
+        return f"exit code {r.rc} (a signal or an abort)"
+    for m in CRASH_MARKERS:
+        if m.search(r.stdout + r.stderr):
+            return f"crash marker /{m.pattern}/ in the output"
+    return None
+
+
+def first_line(text: str, limit: int = 300) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return "(empty)"
+    line = next((ln for ln in lines if re.search(r"(?i)\berror\b", ln)), lines[0])
+    return line if len(line) <= limit else line[:limit] + "..."
+
+
+def compare(out: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
+    """|out - ref| <= TOL * (rms(ref) + |ref|)."""
+    if out.shape != ref.shape:
+        return False, f"shape {out.shape}, expected {ref.shape}"
+    if out.dtype != ref.dtype:
+        return False, f"dtype {out.dtype}, expected {ref.dtype}"
+    if not np.all(np.isfinite(out) == np.isfinite(ref)):
+        return False, "non-finite values where torch has finite ones (or the reverse)"
+    if ref.size == 0:
+        return True, "empty"
+    fin = np.isfinite(ref)
+    r = np.where(fin, ref, 0).astype(np.float64)
+    o = np.where(fin, out, 0).astype(np.float64)
+    err = np.abs(o - r)
+    scale = float(np.sqrt(np.mean(r * r))) or 1.0
+    ratio = err / (TOL * (scale + np.abs(r)))
+    worst = float(np.max(ratio))
+    detail = f"max|err| {float(np.max(err)):.2e}, worst err/tol {worst:.3f}"
+    if worst > 1.0:
+        idx = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+        detail += f" at {tuple(int(i) for i in idx)}: got {float(out[idx]):.7g}, " \
+                  f"expected {float(ref[idx]):.7g}"
+    return worst <= 1.0, detail
+
+
+class Checker:
+    def __init__(self, dscc: str | None, work: str, timeout: float, verbose: bool):
+        self.dscc = dscc
+        self.work = work
+        self.timeout = timeout
+        self.verbose = verbose
+        self.results: list[tuple[str, bool, str]] = []
+
+    def report(self, label: str, ok: bool, detail: str) -> None:
+        self.results.append((label, ok, detail))
+        print(f"{'PASS' if ok else 'FAIL'} {label}: {detail}", flush=True)
+
+    def cli(self, args: list[str]) -> Run:
+        return run([sys.executable, IMPORTER, *args], self.timeout)
+
+    # -- numeric --------------------------------------------------------------------------
+
+    def numeric(self, case: Case, forms: list[str]) -> None:
+        model, ep = build(case)
+        for form in forms:
+            prog = ep if form == "export" else ep.run_decompositions()
+            label = f"{case.name} ({form})"
+            out = os.path.join(self.work, "import", f"{case.name}_{form}")
+            try:
+                res = torch_import.to_dsc(prog, out, case.name, dynamic_shapes=case.dims())
+            except torch_import.ImportFailure as e:
+                self.report(f"import {label}", False, e.message(case.name))
+                continue
+            want = sorted({d.__name__ for per in case.dims().values() if per
+                           for d in per.values()})
+            if sorted(res.symbols) != want:
+                self.report(f"import {label}", False, f"symbols {res.symbols}, expected {want}")
+                continue
+            self.report(f"import {label}", True, res.summary(case.name))
+            if self.verbose:
+                print(res.text)
+            so = os.path.join(out, f"{case.name}.so")
+            r = run([self.dscc, "build", res.dsc_path, "-o", so, "-q"], self.timeout)
+            problem = crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc
+                                          else None)
+            if problem:
+                self.report(f"{label} dscc build", False, problem +
+                            (f"\n{r.stderr}" if self.verbose else ""))
+                continue
+            for k, sym in enumerate(case.shapes):
+                self.run_shape(case, model, form, res, so, k, sym)
+
+    def run_shape(self, case: Case, model, form: str, res, so: str, k: int, sym: dict) -> None:
+        label = f"{case.name} ({form}) " + ",".join(f"{a}={b}" for a, b in sym.items())
+        g = torch.Generator().manual_seed(SEED + 101 * k + len(case.name))
+        args = case.inputs(g, sym)
+        case_dir = os.path.join(self.work, re.sub(r"[^A-Za-z0-9_=-]+", "_", label))
+        os.makedirs(case_dir)
+        cmd = [self.dscc, "run", so, "--weights", res.weights_path, f"--output={case_dir}/out"]
+        for name, a in zip(case.input_names, args):
+            path = os.path.join(case_dir, f"{name}.npy")
+            np.save(path, a.numpy(), allow_pickle=False)
+            cmd += ["--input", f"{name}={path}"]
+        r = run(cmd, self.timeout)
+        problem = crash_reason(r) or (f"dscc run exit {r.rc}: {first_line(r.stderr)}" if r.rc
+                                      else None)
+        if problem:
+            self.report(label, False, problem + (f"\n{r.stderr}" if self.verbose else ""))
+            return
+        with torch.no_grad():
+            refs = model(*args)
+        refs = list(refs) if isinstance(refs, (tuple, list)) else [refs]
+        details, ok = [], True
+        for i, ref in enumerate(refs):
+            path = os.path.join(case_dir, "out", f"output{i}.npy")
+            if not os.path.isfile(path):
+                ok = False
+                details.append(f"output {i}: no {path}")
+                continue
+            good, detail = compare(np.load(path), ref.numpy())
+            ok &= good
+            details.append(f"output {i}: {detail}")
+        if os.path.exists(os.path.join(case_dir, "out", f"output{len(refs)}.npy")):
+            ok = False
+            details.append(f"more outputs than torch's {len(refs)}")
+        self.report(label, ok, "; ".join(details))
+
+    # -- golden ---------------------------------------------------------------------------
+
+    def golden(self, update: bool) -> None:
+        _, ep = build(CASES[0])
+        pt2 = os.path.join(self.work, "torch_mlp.pt2")
+        torch.export.save(ep, pt2)
+        out = os.path.join(self.work, "golden")
+        r = self.cli([pt2, "-o", out, "--dim", "x.0=B"])
+        problem = crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc else None)
+        files = sorted(os.listdir(out)) if os.path.isdir(out) else []
+        if problem is None and files != ["torch_mlp.dsc", "torch_mlp.safetensors"]:
+            problem = f"the output directory holds {files}"
+        if problem is None and not re.search(r"^torch2dsc: .* -> .*torch_mlp\.dsc, .*: ops: "
+                                             r"\d+ aten ops .* symbols: B; parameters: 5 ",
+                                             r.stdout):
+            problem = f"no summary line: {first_line(r.stdout)}"
+        self.report("torch2dsc torch_mlp.pt2", problem is None, problem or r.stdout.strip())
+        if problem:
+            return
+        with open(os.path.join(out, "torch_mlp.dsc")) as f:
+            got = f.read()
+        if update:
+            os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
+            with open(GOLDEN, "w") as f:
+                f.write(got)
+            print(f"wrote {GOLDEN}")
+        try:
+            with open(GOLDEN) as f:
+                want = f.read()
+        except OSError as e:
+            self.report("golden torch_mlp.dsc", False, f"cannot read {GOLDEN}: {e.strerror}")
+            return
+        if got == want:
+            self.report("golden torch_mlp.dsc", True, "the imported text equals "
+                        "golden/torch_mlp.dsc")
+        else:
+            diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
+                                                "golden/torch_mlp.dsc", "imported"))
+            self.report("golden torch_mlp.dsc", False, "differs (run with --update-golden if "
+                        f"the change is intended):\n{diff}")
+        if self.dscc:
+            r = run([self.dscc, "check", GOLDEN], self.timeout)
+            problem = crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc
+                                          else None)
+            self.report("golden torch_mlp.dsc passes dscc check", problem is None,
+                        problem or "ok")
+        # The module names the dim B from the live export, with no --dim.
+        res = torch_import.import_program(ep, "torch_mlp")
+
+        def body(t: str) -> str:
+            return "\n".join(ln for ln in t.splitlines() if not ln.startswith("#"))
+        self.report("to_dsc names the Dim from the export", body(res.text) == body(want),
+                    "same function as the golden" if body(res.text) == body(want) else
+                    f"differs:\n{res.text}")
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def expect_failure(self, label: str, args: list[str], must_say: list[str],
+                       one_line: bool = False) -> None:
+        out = os.path.join(self.work, "fail", re.sub(r"\W+", "_", label))
+        os.makedirs(out)
+        r = self.cli(args + ["-o", out])
+        problems = []
+        crash = crash_reason(r)
+        if crash:
+            problems.append(crash)
+        if r.rc != 1:
+            problems.append(f"exit {r.rc}, expected 1")
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        if not lines or not lines[0].startswith("torch2dsc: error: "):
+            problems.append(f"stderr does not start with 'torch2dsc: error: ': "
+                            f"{first_line(r.stderr)}")
+        if one_line and len(lines) != 1:
+            problems.append(f"{len(lines)} lines on stderr, expected one")
+        for s in must_say:
+            if s not in r.stderr:
+                problems.append(f"stderr does not say '{s}'")
+        left = sorted(os.listdir(out))
+        if left:
+            problems.append(f"files left in the output directory: {', '.join(left)}")
+        detail = "; ".join(problems) if problems else first_line(r.stderr)
+        if problems and self.verbose:
+            detail += f"\n--- stderr ---\n{r.stderr}"
+        self.report(label, not problems, detail)
+
+    def errors(self) -> None:
+        class Unsupported(nn.Module):
+            def forward(self, x):
+                a = torch.sin(x)
+                b = torch.cumsum(a, dim=-1)
+                c = F.gelu(x) + b
+                d = F.scaled_dot_product_attention(c[:, None], c[:, None], c[:, None],
+                                                   dropout_p=0.5)
+                return d[:, 0], x.argmax(-1)
+
+        ep = export(Unsupported(), (torch.randn(2, 8),),
+                    dynamic_shapes={"x": {0: Dim("B", min=1, max=64)}})
+        pt2 = os.path.join(self.work, "unsupported.pt2")
+        torch.export.save(ep, pt2)
+        me = os.path.basename(__file__)
+        self.expect_failure(
+            "unsupported ops are all listed", [pt2],
+            ["4 nodes cannot be imported", "nothing was written",
+             "aten.sin.default (node 'sin', ", f"{me}:", "a = torch.sin(x)",
+             "aten.cumsum.default (node 'cumsum'", "b = torch.cumsum(a, dim=-1)",
+             "aten.scaled_dot_product_attention.default", "dropout_p",
+             "aten.argmax.default (node 'argmax'", "no converter for this op"])
+
+        class Counter(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("steps", torch.zeros(1))
+
+            def forward(self, x):
+                self.steps.add_(1)
+                return x * 2
+
+        # In place, through the module (the command line is checked above).
+        ep = export(Counter(), (torch.randn(2, 8),)).run_decompositions()
+        out = os.path.join(self.work, "fail", "mutation")
+        try:
+            torch_import.to_dsc(ep, out, "counter")
+            self.report("a buffer updated in place", False, "no error")
+        except torch_import.ImportFailure as e:
+            msg = e.message("counter")
+            want = ["updates buffer 'steps' in place", "self.steps.add_(1)"]
+            missing = [w for w in want if w not in msg]
+            ok = not missing and not os.path.exists(out)
+            self.report("a buffer updated in place", ok, msg.splitlines()[-1].strip() if ok
+                        else f"does not say {missing} or wrote files:\n{msg}")
+
+        pt2 = os.path.join(self.work, "unsupported.pt2")
+        with open(pt2, "rb") as f:
+            data = f.read()
+        trunc = os.path.join(self.work, "truncated.pt2")
+        with open(trunc, "wb") as f:
+            f.write(data[:len(data) // 2])
+        self.expect_failure("truncated .pt2", [trunc],
+                            ["is not a readable torch.export program"], one_line=True)
+        self.expect_failure("a missing file", [os.path.join(self.work, "no_such.pt2")],
+                            ["cannot read"], one_line=True)
+        out = os.path.join(self.work, "fail", "module")
+        try:
+            torch_import.to_dsc(MLP(), out)
+            self.report("to_dsc of a module", False, "no error")
+        except torch_import.ModelError as e:
+            ok = "export it first" in str(e) and not os.path.exists(out)
+            self.report("to_dsc of a module", ok, str(e))
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dscc", help="the dscc binary (needed by numeric and golden)")
+    ap.add_argument("--only", default="numeric,golden,errors",
+                    help="comma-separated: numeric, golden, errors (default: all)")
+    ap.add_argument("--filter", help="numeric: only the models whose name matches this regex")
+    ap.add_argument("--forms", default="export,core", help="numeric: the programs to import, "
+                    "as exported and/or after run_decompositions (default: export,core)")
+    ap.add_argument("--update-golden", action="store_true", help="rewrite golden/torch_mlp.dsc")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds per command")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ns = ap.parse_args(argv)
+    parts = {p.strip() for p in ns.only.split(",") if p.strip()}
+    unknown = parts - {"numeric", "golden", "errors"}
+    forms = [f.strip() for f in ns.forms.split(",") if f.strip()]
+    if unknown or not set(forms) <= {"export", "core"}:
+        print(f"check_torch_import.py: unknown --only or --forms part(s): "
+              f"{', '.join(sorted(unknown | (set(forms) - {'export', 'core'})))}",
+              file=sys.stderr)
+        return 2
+    if "numeric" in parts and not ns.dscc:
+        print("check_torch_import.py: --dscc is needed for the numeric cases", file=sys.stderr)
+        return 2
+    if ns.dscc and not (os.path.isfile(ns.dscc) and os.access(ns.dscc, os.X_OK)):
+        print(f"check_torch_import.py: {ns.dscc} is not an executable", file=sys.stderr)
+        return 2
+
+    work = tempfile.mkdtemp(prefix="dsc-torch-")
+    checker = Checker(ns.dscc, work, ns.timeout, ns.verbose)
+    try:
+        if "golden" in parts:
+            checker.golden(ns.update_golden)
+        if "errors" in parts:
+            checker.errors()
+        if "numeric" in parts:
+            for case in CASES:
+                if ns.filter and not re.search(ns.filter, case.name):
+                    continue
+                try:
+                    checker.numeric(case, forms)
+                except Exception as e:  # noqa: BLE001 - a failed case, not a crash of the script
+                    checker.report(case.name, False, f"{type(e).__name__}: {e}")
+    finally:
+        if ns.keep:
+            print(f"files kept in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    passed = sum(1 for _, ok, _ in checker.results if ok)
+    failed = len(checker.results) - passed
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or not checker.results else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
