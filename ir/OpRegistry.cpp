@@ -42,7 +42,8 @@ struct Registry {
     const std::pair<OpFamily, std::vector<OpDef> (*)()> families[] = {
         {OpFamily::Elementwise, ops::elementwise_ops}, {OpFamily::Reduce, ops::reduce_ops},
         {OpFamily::Layout, ops::layout_ops},           {OpFamily::Matmul, ops::matmul_ops},
-        {OpFamily::Conv, ops::conv_ops},               {OpFamily::Creation, ops::creation_ops}};
+        {OpFamily::Conv, ops::conv_ops},               {OpFamily::Pool, ops::pool_ops},
+        {OpFamily::Creation, ops::creation_ops}};
     for (const auto& [family, rules] : families) {
       for (OpDef& d : rules()) {
         const OpRow* row = std::find_if(std::begin(kOpRows), std::end(kOpRows),

@@ -119,7 +119,7 @@ enum class OpId : uint8_t {
 #include "ir/Ops.def"
 };
 // The columns of ir/Ops.def; its header says what each value means.
-enum class OpFamily : uint8_t { Elementwise, Reduce, Layout, Matmul, Conv, Creation };
+enum class OpFamily : uint8_t { Elementwise, Reduce, Layout, Matmul, Conv, Pool, Creation };
 enum class OpPattern : uint8_t {
   Elementwise,
   Broadcast,

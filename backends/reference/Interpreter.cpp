@@ -349,6 +349,9 @@ private:
     case ir::OpFamily::Conv:
       r = eval_linalg(call.callee, args, err);
       break;
+    case ir::OpFamily::Pool:
+      r = eval_pool(call.callee, args, err);
+      break;
     case ir::OpFamily::Creation:
       r = eval_creation(call.callee, args, err);
       break;

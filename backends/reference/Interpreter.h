@@ -10,7 +10,7 @@
 // bodies are untyped, so every dtype decision is made from the values themselves.
 //
 // Numerics: floats compute in double and round once on store (f16 and bf16 through f32);
-// sums, matmul and conv2d accumulate in double. Integer `div` is floor division.
+// sums, matmul, conv2d and avg_pool2d accumulate in double. Integer `div` is floor division.
 // Errors are returned in RunResult::error, never thrown.
 
 #include <string>

@@ -83,13 +83,6 @@ Result matmul(const Value& a, const Value& b, OpError& err) {
   return out;
 }
 
-// An int or a pair, as (height, width).
-std::optional<std::pair<int64_t, int64_t>> pair_arg(const Value& v) {
-  if (v.kind == Value::Kind::Shape && v.dims.size() == 2) return std::pair{v.dims[0], v.dims[1]};
-  if (std::optional<int64_t> i = as_int(v)) return std::pair{*i, *i};
-  return std::nullopt;
-}
-
 Result conv2d(const std::vector<Value>& args, OpError& err) {
   const Value& x = args[0];
   const Value& w = args[1];
@@ -101,7 +94,8 @@ Result conv2d(const std::vector<Value>& args, OpError& err) {
     err.message = "conv2d: input and weights have different dtypes";
     return std::nullopt;
   }
-  auto stride = pair_arg(args[2]), padding = pair_arg(args[3]), dilation = pair_arg(args[4]);
+  auto stride = as_int_pair(args[2]), padding = as_int_pair(args[3]),
+       dilation = as_int_pair(args[4]);
   std::optional<int64_t> groups = as_int(args[5]);
   if (!stride || !padding || !dilation || !groups) {
     err.message = "conv2d: stride, padding and dilation must be ints or pairs, groups an int";

@@ -266,6 +266,12 @@ std::optional<bool> as_bool(const Value& v) {
   return std::nullopt;
 }
 
+std::optional<std::pair<int64_t, int64_t>> as_int_pair(const Value& v) {
+  if (v.kind == Value::Kind::Shape && v.dims.size() == 2) return std::pair{v.dims[0], v.dims[1]};
+  if (std::optional<int64_t> i = as_int(v)) return std::pair{*i, *i};
+  return std::nullopt;
+}
+
 std::optional<size_t> normalize_axis(int64_t axis, size_t rank) {
   int64_t r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r) return std::nullopt;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/DLDataType.h"
@@ -76,6 +77,8 @@ int64_t product(const std::vector<int64_t>& shape);
 std::optional<int64_t> as_int(const Value& v);
 std::optional<double> as_float(const Value& v);
 std::optional<bool> as_bool(const Value& v);
+// An int or a two-dim Shape (conv2d's and the pools' stride, padding, ...), as (h, w).
+std::optional<std::pair<int64_t, int64_t>> as_int_pair(const Value& v);
 // An axis in [-rank, rank) normalized; nullopt when out of range.
 std::optional<size_t> normalize_axis(int64_t axis, size_t rank);
 
@@ -85,6 +88,7 @@ Result eval_elementwise(const std::string& op, const std::vector<Value>& args, O
 Result eval_reduce(const std::string& op, const std::vector<Value>& args, OpError& err);
 Result eval_layout(const std::string& op, const std::vector<Value>& args, OpError& err);
 Result eval_linalg(const std::string& op, const std::vector<Value>& args, OpError& err);
+Result eval_pool(const std::string& op, const std::vector<Value>& args, OpError& err);
 Result eval_creation(const std::string& op, const std::vector<Value>& args, OpError& err);
 
 } // namespace dsc::reference

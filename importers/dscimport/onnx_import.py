@@ -905,8 +905,9 @@ def _reduce(n: Node) -> None:
     n.define(Call(callee, [n.operand(x)], kw), x.dtype, shape)
 
 
-# The shape and layout converters live in layout_ops.py; importing it registers them.
-from . import layout_ops  # noqa: E402,F401  (it imports the names above from this module)
+# The shape and layout converters live in layout_ops.py, the convolution, normalization and
+# pooling ones in conv_ops.py; importing them registers them.
+from . import conv_ops, layout_ops  # noqa: E402,F401  (they import the names above from here)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -924,6 +925,10 @@ class Importer:
         self.problems: list[Problem] = []
         self.opset = self._opset()
         self._uses = Counter()
+        self._readers: dict[str, list] | None = None
+        # A node's output already computed by an earlier node that folded it in (a
+        # BatchNormalization folded into its Conv, conv_ops.py): output name -> value.
+        self.folded: dict[str, Value] = {}
 
     def _opset(self) -> int:
         versions = {o.domain: o.version for o in self.model.opset_import}
@@ -937,6 +942,18 @@ class Importer:
 
     def is_used(self, name: str) -> bool:
         return self._uses[name] > 0
+
+    def readers(self, name: str) -> list:
+        """The nodes that read `name`, once per read; a graph output is a None entry. For
+        converters that look one node ahead (a Conv folding the BatchNormalization after it)."""
+        if self._readers is None:
+            self._readers = {}
+            for nd in self.graph.node:
+                for x in _node_inputs(nd):
+                    self._readers.setdefault(x, []).append(nd)
+            for o in self.graph.output:
+                self._readers.setdefault(o.name, []).append(None)
+        return self._readers.get(name, [])
 
     # -- graph ----------------------------------------------------------------------------
 

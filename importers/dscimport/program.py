@@ -42,7 +42,7 @@ OP_NAMES = {
     "logical_and", "logical_or", "logical_not", "cast", "exp", "log", "tanh", "erf", "sqrt",
     "rsqrt", "sigmoid", "abs", "neg", "sum", "max", "min", "mean", "reshape", "permute",
     "broadcast_to", "concat", "split", "slice", "take", "pad", "matmul", "conv2d", "arange",
-    "full", "zeros", "shape_of", "nonzero", "nn", "select",
+    "full", "zeros", "shape_of", "nonzero", "nn", "select", "max_pool2d", "avg_pool2d",
 }
 RESERVED = KEYWORDS | OP_NAMES
 

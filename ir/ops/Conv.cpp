@@ -12,32 +12,6 @@ namespace sym = symbolic;
 
 namespace {
 
-// An int or a pair of ints; `min` is the least allowed value.
-std::optional<std::pair<int64_t, int64_t>>
-pair_arg(const BoundArgs& args, size_t i, const char* name, int64_t min, ShapeContext& ctx) {
-  int64_t h = 0, w = 0;
-  if (is_shape_arg(args, i)) {
-    std::vector<sym::Expr> dims = shape_arg(args, i);
-    std::optional<int64_t> ch = dims.size() == 2 ? as_const(dims[0]) : std::nullopt;
-    std::optional<int64_t> cw = dims.size() == 2 ? as_const(dims[1]) : std::nullopt;
-    if (!ch || !cw) {
-      ctx.error(args.locs[i], std::string("conv2d: ") + name +
-                                  " must be an int or a pair of ints, got " + shape_string(dims));
-      return std::nullopt;
-    }
-    h = *ch;
-    w = *cw;
-  } else {
-    h = w = int_arg(args, i);
-  }
-  if (h < min || w < min) {
-    ctx.error(args.locs[i], std::string("conv2d: ") + name + " must be >= " + std::to_string(min) +
-                                ", got " + (h < min ? std::to_string(h) : std::to_string(w)));
-    return std::nullopt;
-  }
-  return std::make_pair(h, w);
-}
-
 std::optional<Type> conv2d(const Call& call, const BoundArgs& args, ShapeContext& ctx) {
   const Type& x = args.types[0];
   const Type& w = args.types[1];
@@ -55,11 +29,11 @@ std::optional<Type> conv2d(const Call& call, const BoundArgs& args, ShapeContext
     ctx.error(args.locs[0], "conv2d expects numeric tensors, got " + to_string(x));
     return std::nullopt;
   }
-  auto stride = pair_arg(args, 2, "stride", 1, ctx);
+  auto stride = int_pair_arg(args, 2, call.callee, "stride", 1, ctx);
   if (!stride) return std::nullopt;
-  auto padding = pair_arg(args, 3, "padding", 0, ctx);
+  auto padding = int_pair_arg(args, 3, call.callee, "padding", 0, ctx);
   if (!padding) return std::nullopt;
-  auto dilation = pair_arg(args, 4, "dilation", 1, ctx);
+  auto dilation = int_pair_arg(args, 4, call.callee, "dilation", 1, ctx);
   if (!dilation) return std::nullopt;
   int64_t groups = int_arg(args, 5);
   if (groups < 1) {

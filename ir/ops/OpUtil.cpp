@@ -77,6 +77,33 @@ bool is_shape_arg(const BoundArgs& args, size_t i) {
   return args[i].defined() && args[i].is<ShapeExpr>();
 }
 
+std::optional<std::pair<int64_t, int64_t>> int_pair_arg(const BoundArgs& args, size_t i,
+                                                        const std::string& op, const char* name,
+                                                        int64_t min, ShapeContext& ctx) {
+  const std::string what = op + ": " + name;
+  int64_t h = 0, w = 0;
+  if (is_shape_arg(args, i)) {
+    std::vector<sym::Expr> dims = shape_arg(args, i);
+    std::optional<int64_t> ch = dims.size() == 2 ? as_const(dims[0]) : std::nullopt;
+    std::optional<int64_t> cw = dims.size() == 2 ? as_const(dims[1]) : std::nullopt;
+    if (!ch || !cw) {
+      ctx.error(args.locs[i],
+                what + " must be an int or a pair of ints, got " + shape_string(dims));
+      return std::nullopt;
+    }
+    h = *ch;
+    w = *cw;
+  } else {
+    h = w = int_arg(args, i);
+  }
+  if (h < min || w < min) {
+    ctx.error(args.locs[i], what + " must be >= " + std::to_string(min) + ", got " +
+                                std::to_string(h < min ? h : w));
+    return std::nullopt;
+  }
+  return std::make_pair(h, w);
+}
+
 sym::Expr canon(const sym::Expr& e) {
   return sym::simplify(e);
 }

@@ -19,6 +19,7 @@ std::vector<OpDef> reduce_ops();
 std::vector<OpDef> layout_ops();
 std::vector<OpDef> matmul_ops();
 std::vector<OpDef> conv_ops();
+std::vector<OpDef> pool_ops();
 std::vector<OpDef> creation_ops();
 
 // Defaults for ParamSpec::make_default.
@@ -41,6 +42,12 @@ symbolic::Expr dim_arg(const BoundArgs& args, size_t i);
 // The dims of a Shape (or IntOrShape holding a list) parameter, canonical.
 std::vector<symbolic::Expr> shape_arg(const BoundArgs& args, size_t i);
 bool is_shape_arg(const BoundArgs& args, size_t i);
+// Argument `i` of an IntOrShape parameter that takes an int or an [h, w] pair of ints
+// (conv2d's and the pools' stride, padding, ...), as (h, w); each must be >= `min`. nullopt
+// after an error naming `op` and the parameter `name`.
+std::optional<std::pair<int64_t, int64_t>> int_pair_arg(const BoundArgs& args, size_t i,
+                                                        const std::string& op, const char* name,
+                                                        int64_t min, ShapeContext& ctx);
 
 // ---- Dims.
 

@@ -9,28 +9,14 @@
 
 namespace dsc::passes::lowering {
 
-namespace {
-
-// An int or an [h, w] pair of ints.
-std::pair<int64_t, int64_t> pair_arg(const ir::BoundArgs& args, size_t i) {
-  if (const ir::ShapeExpr* s = args[i].as<ir::ShapeExpr>()) {
-    auto at = [&](size_t k) { return sym::simplify(s->dims.at(k)).as<sym::Const>()->value; };
-    return {at(0), at(1)};
-  }
-  int64_t v = std::get<int64_t>(args[i].as<ir::Literal>()->value);
-  return {v, v};
-}
-
-} // namespace
-
 std::optional<ComputeDesc> describe_conv(const ir::Call&, const ir::BoundArgs& args,
                                          const ir::Type& type, FnContext& ctx) {
   DescBuilder db(ctx, ir::op_name(ir::OpId::conv2d));
   Operand x = db.input(args[0], "x"), w = db.input(args[1], "w");
   db.output(type, "out");
-  auto [sh, sw] = pair_arg(args, 2);
-  auto [ph, pw] = pair_arg(args, 3);
-  auto [dh, dw] = pair_arg(args, 4);
+  auto [sh, sw] = int_pair_arg(args, 2);
+  auto [ph, pw] = int_pair_arg(args, 3);
+  auto [dh, dw] = int_pair_arg(args, 4);
   int64_t groups = std::get<int64_t>(args[5].as<ir::Literal>()->value);
   DType d = type.dtype;
   const std::vector<sym::Expr>& xs = args.types[0].shape;

@@ -33,6 +33,8 @@ std::optional<ComputeDesc> describe(const ir::Call& call, FnContext& ctx) {
     return describe_matmul(call, *args, type, ctx);
   case ir::OpFamily::Conv:
     return describe_conv(call, *args, type, ctx);
+  case ir::OpFamily::Pool:
+    return describe_pool(call, *args, type, ctx);
   case ir::OpFamily::Creation:
     return describe_creation(call, *args, type, ctx);
   }

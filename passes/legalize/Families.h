@@ -32,6 +32,9 @@ std::optional<ComputeDesc> describe_matmul(const ir::Call& call, const ir::Bound
 // conv2d: a reduction over the group's input channels and the kernel window.
 std::optional<ComputeDesc> describe_conv(const ir::Call& call, const ir::BoundArgs& args,
                                          const ir::Type& type, FnContext& ctx);
+// max_pool2d, avg_pool2d: a reduction over the window, guarded where it overlaps the padding.
+std::optional<ComputeDesc> describe_pool(const ir::Call& call, const ir::BoundArgs& args,
+                                         const ir::Type& type, FnContext& ctx);
 // arange, full, zeros, shape_of: maps.
 std::optional<ComputeDesc> describe_creation(const ir::Call& call, const ir::BoundArgs& args,
                                              const ir::Type& type, FnContext& ctx);
@@ -51,6 +54,19 @@ std::optional<ComputeDesc> describe(const ir::Call& call, FnContext& ctx);
 // Argument `i`, a dims list of one dim (arange's start, slice's step), as that dim simplified.
 inline symbolic::Expr dim_arg(const ir::BoundArgs& args, size_t i) {
   return symbolic::simplify(args[i].as<ir::ShapeExpr>()->dims.at(0));
+}
+
+// Argument `i`, an int or an [h, w] pair of ints (conv2d's and the pools' stride, padding,
+// ...; the shape rule checked it), as (h, w).
+inline std::pair<int64_t, int64_t> int_pair_arg(const ir::BoundArgs& args, size_t i) {
+  if (const ir::ShapeExpr* s = args[i].as<ir::ShapeExpr>()) {
+    auto at = [&](size_t k) {
+      return symbolic::simplify(s->dims.at(k)).as<symbolic::Const>()->value;
+    };
+    return {at(0), at(1)};
+  }
+  int64_t v = std::get<int64_t>(args[i].as<ir::Literal>()->value);
+  return {v, v};
 }
 
 } // namespace dsc::passes::lowering

@@ -7,7 +7,8 @@
            runs it, and every output is compared with ONNX Runtime's (CPU) on the same inputs;
   golden   the .dsc imported from mlp.onnx must equal tests/importers/golden/mlp.dsc exactly
            (--update-golden rewrites it), and must pass `dscc check`;
-  errors   a model with unsupported ops (all four must be listed, by op type and node name), a
+  errors   two models with unsupported ops or attributes (all four of each must be listed, by
+           op type and node name: TopK and the like; a 3-D Conv, ceil_mode and the like), a
            truncated .onnx (one clean line, no traceback), a graph with a cycle, an opset out of
            range and a missing file: each must exit 1 and leave the output directory empty.
 
@@ -96,6 +97,14 @@ SPECS = [
     Spec("ops_extra", {"x": normal("batch", 6), "ids": lambda rng, s: rng.integers(
         0, 10, size=(s["batch"], 6)).astype(np.int64)},
          [{"batch": b} for b in (1, 2, 7, 13, 31)]),
+    # Image sizes 1 (every window mostly padding), primes, odd and even: the stride-2 convs
+    # and pools round differently on each.
+    Spec("resnet", {"input": normal("batch", 3, "height", "width")},
+         [{"batch": b, "height": h, "width": w}
+          for b, h, w in ((1, 1, 1), (2, 7, 13), (1, 31, 17), (3, 32, 29), (1, 57, 64))]),
+    Spec("conv_ops", {"x": normal("batch", 4, "height", "width"), "v": normal(4)},
+         [{"batch": b, "height": h, "width": w}
+          for b, h, w in ((1, 1, 1), (2, 7, 13), (1, 2, 31), (3, 17, 8), (1, 30, 5))]),
 ]
 
 CRASH_MARKERS = [re.compile(p) for p in (
@@ -315,6 +324,13 @@ class Checker:
              "CumSum (node '/bad/CumSum'", "Cast (node '/bad/Cast'", "UINT8",
              "LayerNormalization (node '/bad/LayerNormalization'", "Mean or InvStdDev",
              "nothing was written"])
+        self.expect_failure(
+            "unsupported convolutions and pools are all listed",
+            os.path.join(MODELS_DIR, "unsupported_conv.onnx"),
+            ["4 nodes cannot be imported", "Conv (node '/bad/Conv'", "only 2-D Conv",
+             "MaxPool (node '/bad/MaxPool'", "ceil_mode=1",
+             "AveragePool (node '/bad/AveragePool'", "differ between the two sides",
+             "BatchNormalization (node '/bad/BatchNormalization'", "training_mode=1"])
         with open(os.path.join(MODELS_DIR, "attention_op17.onnx"), "rb") as f:
             data = f.read()
         for frac in (0.5, 0.97):

@@ -29,8 +29,20 @@ KB:
                   LessOrEqual, And, Or, Not, Equal of ints, Cast of bool, Flatten, Size (in a
                   Reshape target), Mod and Shape(start=1) folded into Slice bounds, Dropout,
                   ReduceMax, ReduceMin (opset 20)
+  resnet          a ResNet-18-style network at 8 and 16 channels: conv7x7/2 + BatchNormalization
+                  + Relu + MaxPool 3x3/2, a basic block, a strided block with a 1x1/2
+                  downsample, GlobalAveragePool, Flatten, Gemm; every BatchNormalization
+                  after a Conv (one Conv with a bias); dynamic batch, height and width (opset 17)
+  conv_ops        a grouped dilated Conv with unequal pads, auto_pad SAME_UPPER, a
+                  BatchNormalization with a run-time variance and one of constants not after a
+                  Conv, AveragePool with and without count_include_pad (equal and unequal
+                  pads), MaxPool 2x3 with strides [1, 2], GlobalMaxPool, GlobalAveragePool;
+                  four outputs (opset 18)
   unsupported     TopK, CumSum, a Cast to uint8 and a LayerNormalization whose Mean output is
                   used: the importer must list all four and write nothing
+  unsupported_conv  a 3-D Conv, a MaxPool with ceil_mode=1, an AveragePool with unequal pads
+                  that does not count them, a BatchNormalization in training mode: all four
+                  listed
   cycle           two Adds that read each other: the importer must say the graph has a cycle
 """
 
@@ -371,6 +383,114 @@ def ops_extra() -> onnx.ModelProto:
                     tensor("out2", TensorProto.FLOAT, ["batch"])])
 
 
+def _scope(param: str) -> str:
+    """torch's node scope of a module: `layer1.0.conv1` is `/layer1/layer1.0/conv1`."""
+    parts = param.split(".")
+    return "".join("/" + ".".join(parts[:i + 1]) if i == 1 else "/" + p
+                   for i, p in enumerate(parts))
+
+
+def _conv_bn(g: Graph, x: str, cin: int, cout: int, k: int, stride: int, conv: str, bn: str,
+             bias: bool = False) -> str:
+    """Conv (He-initialized, no bias, as torchvision's) then BatchNormalization with running
+    statistics far from 0 and 1, so that a fold that drops one of them shows. `conv` and `bn`
+    name the modules (`layer1.0.conv1`)."""
+    w = g.init(f"{conv}.weight", (g.rng.standard_normal((cout, cin, k, k)) *
+                                  math.sqrt(2.0 / (cin * k * k))).astype(np.float32))
+    inputs = [x, w] + ([g.weight(f"{conv}.bias", (cout,), "bias")] if bias else [])
+    h = g.node("Conv", inputs, scope=_scope(conv), kernel_shape=[k, k], strides=[stride, stride],
+               pads=[k // 2] * 4, dilations=[1, 1], group=1)
+    gamma = g.weight(f"{bn}.weight", (cout,), "gamma")
+    beta = g.weight(f"{bn}.bias", (cout,), "bias")
+    mean = g.init(f"{bn}.running_mean", (0.2 * g.rng.standard_normal(cout)).astype(np.float32))
+    var = g.init(f"{bn}.running_var", g.rng.uniform(0.5, 2.0, cout).astype(np.float32))
+    return g.node("BatchNormalization", [h, gamma, beta, mean, var], scope=_scope(bn),
+                  epsilon=1e-5, momentum=0.9)
+
+
+def _basic_block(g: Graph, x: str, cin: int, cout: int, stride: int, name: str) -> str:
+    """torchvision's BasicBlock: conv3x3-bn-relu-conv3x3-bn, plus the input (through a strided
+    1x1 conv-bn where the shape changes), then relu."""
+    h = _conv_bn(g, x, cin, cout, 3, stride, f"{name}.conv1", f"{name}.bn1")
+    h = g.node("Relu", [h], scope=_scope(name) + "/relu")
+    h = _conv_bn(g, h, cout, cout, 3, 1, f"{name}.conv2", f"{name}.bn2")
+    skip = x
+    if stride != 1 or cin != cout:
+        skip = _conv_bn(g, x, cin, cout, 1, stride, f"{name}.downsample.0",
+                        f"{name}.downsample.1")
+    return g.node("Relu", [g.node("Add", [h, skip], scope=_scope(name))],
+                  scope=_scope(name) + "/relu")
+
+
+def resnet() -> onnx.ModelProto:
+    g = Graph(seed=18)
+    h = _conv_bn(g, "input", 3, 8, 7, 2, "conv1", "bn1", bias=True)
+    h = g.node("Relu", [h], scope="/relu")
+    h = g.node("MaxPool", [h], scope="/maxpool", kernel_shape=[3, 3], strides=[2, 2],
+               pads=[1, 1, 1, 1], ceil_mode=0, dilations=[1, 1])
+    h = _basic_block(g, h, 8, 8, 1, "layer1.0")
+    h = _basic_block(g, h, 8, 16, 2, "layer2.0")
+    h = g.node("GlobalAveragePool", [h], scope="/avgpool")
+    h = g.node("Flatten", [h], scope="", axis=1)
+    w = g.weight("fc.weight", (10, 16), "linear")
+    b = g.weight("fc.bias", (10,), "bias")
+    g.node("Gemm", [h, w, b], scope="/fc", out_names=["logits"], alpha=1.0, beta=1.0, transB=1)
+    return g.model("resnet", 17,
+                   [tensor("input", TensorProto.FLOAT, ["batch", 3, "height", "width"])],
+                   [tensor("logits", TensorProto.FLOAT, ["batch", 10])])
+
+
+def conv_ops() -> onnx.ModelProto:
+    g = Graph(seed=19)
+    s = "/conv"
+    x = "x"
+    # Grouped, dilated, unequal pads (an explicit pad), with a bias.
+    wg = g.init("grouped.weight", (g.rng.standard_normal((6, 2, 3, 3)) / 4).astype(np.float32))
+    bg = g.weight("grouped.bias", (6,), "bias")
+    c1 = g.node("Conv", [x, wg, bg], scope=s, group=2, dilations=[1, 2], pads=[0, 2, 2, 2])
+    # auto_pad SAME_UPPER at stride 1 (padding 1), no bias; the BatchNormalization after it
+    # reads a run-time variance, so it stays unfolded, written out with rsqrt.
+    ws = g.init("same.weight", (g.rng.standard_normal((4, 4, 3, 3)) / 6).astype(np.float32))
+    c2 = g.node("Conv", [x, ws], scope=s, auto_pad="SAME_UPPER")
+    var = g.node("Add", [g.node("Mul", ["v", "v"], scope=s), g.scalar(0.5, scope=s)], scope=s)
+    bn2 = g.node("BatchNormalization", [c2, g.weight("bn2.weight", (4,), "gamma"),
+                                        g.weight("bn2.bias", (4,), "bias"),
+                                        g.init("bn2.mean", np.full(4, 0.25, np.float32)), var],
+                 scope=s, epsilon=1e-3)
+    # A BatchNormalization of constants after an Add: per-channel scale and shift.
+    a = g.node("Add", [x, g.node("Sigmoid", [x], scope=s)], scope=s)
+    bn3 = g.node("BatchNormalization", [a, g.weight("bn3.weight", (4,), "gamma"),
+                                        g.weight("bn3.bias", (4,), "bias"),
+                                        g.init("bn3.mean", np.linspace(-0.5, 0.5, 4)
+                                               .astype(np.float32)),
+                                        g.init("bn3.var", np.linspace(0.5, 2, 4)
+                                               .astype(np.float32))], scope=s)
+    # Pools: padding excluded from the average, padding counted (with unequal sides: an
+    # explicit pad), a max over a 2x3 window with strides [1, 2], global max and average.
+    ap1 = g.node("AveragePool", [bn3], scope=s, kernel_shape=[3, 3], strides=[2, 2],
+                 pads=[1, 1, 1, 1])
+    ap2 = g.node("AveragePool", [bn2], scope=s, kernel_shape=[2, 2], pads=[1, 0, 0, 1],
+                 count_include_pad=1)
+    ap3 = g.node("AveragePool", [x], scope=s, kernel_shape=[3, 2], pads=[1, 1, 1, 1],
+                 count_include_pad=1)
+    mp = g.node("MaxPool", [c1], scope=s, kernel_shape=[2, 3], strides=[1, 2],
+                pads=[1, 1, 1, 1])
+    gm = g.node("GlobalMaxPool", [mp], scope=s)
+    ga = g.node("GlobalAveragePool", [ap2], scope=s)
+    g.nodes.append(helper.make_node("Identity", [ap1], ["avg"], name="/out/avg"))
+    g.nodes.append(helper.make_node("Identity", [mp], ["max"], name="/out/max"))
+    g.nodes.append(helper.make_node("Identity", [ap3], ["avg_pad"], name="/out/avg_pad"))
+    g.node("Add", [g.node("ReduceSum", [gm, g.ints("axes1", [1])], scope=s, keepdims=1), ga],
+           scope=s, out_names=["pooled"])
+    return g.model("conv_ops", 18,
+                   [tensor("x", TensorProto.FLOAT, ["batch", 4, "height", "width"]),
+                    tensor("v", TensorProto.FLOAT, [4])],
+                   [tensor("avg", TensorProto.FLOAT, ["batch", 4, None, None]),
+                    tensor("max", TensorProto.FLOAT, ["batch", 6, None, None]),
+                    tensor("pooled", TensorProto.FLOAT, ["batch", 4, 1, 1]),
+                    tensor("avg_pad", TensorProto.FLOAT, ["batch", 4, None, None])])
+
+
 def unsupported() -> onnx.ModelProto:
     g = Graph(seed=5)
     gamma = g.weight("ln.weight", (8,), "gamma")
@@ -386,6 +506,25 @@ def unsupported() -> onnx.ModelProto:
                     tensor(u8, TensorProto.UINT8, ["batch", 8]),
                     tensor(ln, TensorProto.FLOAT, ["batch", 8]),
                     tensor("ln_mean", TensorProto.FLOAT, ["batch", 1])])
+
+
+def unsupported_conv() -> onnx.ModelProto:
+    g = Graph(seed=8)
+    s = "/bad"
+    w3 = g.weight("conv3d.weight", (2, 2, 1, 1, 1))
+    c3 = g.node("Conv", ["v", w3], scope=s)
+    mp = g.node("MaxPool", ["x"], scope=s, kernel_shape=[2, 2], ceil_mode=1)
+    ap = g.node("AveragePool", ["x"], scope=s, kernel_shape=[3, 3], pads=[0, 0, 1, 1])
+    bn = g.node("BatchNormalization", ["x"] + [g.weight(f"bn.{p}", (2,), "gamma")
+                                               for p in ("weight", "bias", "mean", "var")],
+                scope=s, training_mode=1, outputs=3)[0]
+    return g.model("unsupported_conv", 17,
+                   [tensor("x", TensorProto.FLOAT, ["batch", 2, 8, 8]),
+                    tensor("v", TensorProto.FLOAT, ["batch", 2, 3, 3, 3])],
+                   [tensor(c3, TensorProto.FLOAT, ["batch", 2, 3, 3, 3]),
+                    tensor(mp, TensorProto.FLOAT, ["batch", 2, 4, 4]),
+                    tensor(ap, TensorProto.FLOAT, ["batch", 2, 7, 7]),
+                    tensor(bn, TensorProto.FLOAT, ["batch", 2, 8, 8])])
 
 
 def cycle() -> onnx.ModelProto:
@@ -404,7 +543,10 @@ MODELS = {
     "embedding": embedding,
     "ops": ops,
     "ops_extra": ops_extra,
+    "resnet": resnet,
+    "conv_ops": conv_ops,
     "unsupported": unsupported,
+    "unsupported_conv": unsupported_conv,
     "cycle": cycle,
 }
 

@@ -5,9 +5,10 @@ only end in a clean error or a correct model.
     mutate_onnx.py --dscc build/tools/dscc/dscc [--seed N] [--count N | --seconds S]
                    [--index I] [--keep-failures DIR] [-v]
 
-The seeds are the committed models of tests/importers/models/ (make_models.py); the two broken
-ones (unsupported, cycle) are used only for byte-level mutants. Mutant I of seed N is a pure
-function of (N, I), so `--seed N --index I` rebuilds it alone. Each mutant is one of:
+The seeds are the committed models of tests/importers/models/ (make_models.py); the three
+broken ones (unsupported, unsupported_conv, cycle) are used only for byte-level mutants. Mutant
+I of seed N is a pure function of (N, I), so `--seed N --index I` rebuilds it alone. Each
+mutant is one of:
 
   bytes      1 to 3 of: truncation at a random point, random bytes overwritten, bytes
              inserted, a range deleted, a chunk duplicated elsewhere;
@@ -97,8 +98,8 @@ sys.path.insert(0, os.path.join(SOURCE_DIR, "importers"))
 from dscimport.onnx_import import supported_ops  # noqa: E402
 
 VALID_SEEDS = ["mlp", "attention_op13", "attention_op17", "attention_op21", "embedding", "ops",
-               "ops_extra"]
-BROKEN_SEEDS = ["unsupported", "cycle"]  # byte-level mutants only
+               "ops_extra", "resnet", "conv_ops"]
+BROKEN_SEEDS = ["unsupported", "unsupported_conv", "cycle"]  # byte-level mutants only
 DEFAULT_SEED = 20270115
 DEFAULT_COUNT = 50
 MEMORY_LIMIT = 6 << 30  # address space of every child: a mutant must not take the machine
@@ -112,10 +113,15 @@ BINARY_OPS = ["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", 
 SHAPE_OPS = ["Reshape", "Expand", "Unsqueeze", "Squeeze", "Gather", "Split", "Concat", "Slice",
              "Range", "ConstantOfShape", "Tile"]
 REDUCE_OPS = ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ArgMax"]
-UNSUPPORTED_OPS = ["TopK", "CumSum", "Conv", "If", "Trilu", "NoSuchOp", "Einsum", "NonZero"]
+WINDOW_OPS = ["Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+              "BatchNormalization", "ConvTranspose", "LpPool"]
+UNSUPPORTED_OPS = ["TopK", "CumSum", "ConvTranspose", "If", "Trilu", "NoSuchOp", "Einsum",
+                   "NonZero"]
 ATTR_NAMES = ["axis", "axes", "perm", "keepdims", "to", "alpha", "beta", "transA", "transB",
               "epsilon", "allowzero", "num_outputs", "noop_with_empty_axes", "start", "end",
-              "approximate", "fmod", "value", "stash_type", "seed", "bogus"]
+              "approximate", "fmod", "value", "stash_type", "seed", "kernel_shape", "strides",
+              "pads", "dilations", "group", "auto_pad", "ceil_mode", "count_include_pad",
+              "storage_order", "momentum", "training_mode", "bogus"]
 DTYPES = [TensorProto.DOUBLE, TensorProto.INT64, TensorProto.INT32, TensorProto.FLOAT16,
           TensorProto.UINT8, TensorProto.BFLOAT16, TensorProto.BOOL, TensorProto.STRING,
           TensorProto.INT8, TensorProto.FLOAT, 0, 99]
@@ -191,7 +197,7 @@ def m_op_type(rng, m) -> str:
     old = nd.op_type
     r = rng.random()
     if r < 0.5:
-        group = next((grp for grp in (UNARY_OPS, BINARY_OPS, SHAPE_OPS, REDUCE_OPS)
+        group = next((grp for grp in (UNARY_OPS, BINARY_OPS, SHAPE_OPS, REDUCE_OPS, WINDOW_OPS)
                       if old in grp), BINARY_OPS)
         new = rng.choice(group)
     elif r < 0.85:

@@ -29,6 +29,11 @@ std::vector<FusionCase> cases() {
       {{"f16_softmax", "import nn\nfn f(x: f16[B, T]) { return nn.softmax(x, axis=-1) }", {"B", "T"}, 2, 2e-3}, 1},
       // A row value something outside the group also reads is stored too.
       {{"row_value_escapes", "fn f(x: f32[B, T]) {\n  let m = max(x, axis=-1, keepdims=true)\n  return (exp(x - m), m * 2.0)\n}", {"B", "T"}}, 1},
+      // ResNet's stem: the relu is computed where the pool reads the convolution (a padded
+      // conv and a padded pool are each a guarded reduction, kept apart); an unpadded pool
+      // starts a group that its consumer joins, row by row.
+      {{"conv_relu_max_pool", "import nn\nfn f(x: f32[N, 2, H, W], w: f32[3, 2, 3, 3]) {\n  return max_pool2d(nn.relu(conv2d(x, w, padding=1)), 3, stride=2, padding=1)\n}", {"N", "H", "W"}, 2, 1e-4}, 2},
+      {{"avg_pool_then_map", "fn f(x: f32[N, C, H, W]) where H >= 2, W >= 2 { return avg_pool2d(x * 2.0, 2) + 1.0 }", {"N", "C", "H", "W"}, 2, 2e-5, 2}, 1},
       // Elementwise, broadcast and injective chains, through reshapes that split and merge.
       {{"chain", "fn f(a: f32[N, M], b: f32[M]) { return exp(a * 2.0 + b) - 1.0 }", {"N", "M"}}, 1},
       {{"reshape_merge", "fn f(x: f32[B, S, D]) { return reshape(x * 2.0, [B * S, D]) + 1.0 }", {"B", "S", "D"}}, 1},

@@ -69,6 +69,14 @@ inline std::vector<NumericCase> cases() {
       {"conv2d", "fn f(x: f32[N, 3, H, W], w: f32[4, 3, 3, 3]) { return conv2d(x, w, padding=1) }", {"N", "H", "W"}, 2, 1e-4},
       {"conv2d_stride_dilation", "fn f(x: f32[N, 2, H, W], w: f32[3, 2, 2, 3]) where H >= 3, W >= 3 { return conv2d(x, w, stride=[2, 1], padding=[0, 1], dilation=2) }", {"N", "H", "W"}, 2, 1e-4, 3},
       {"conv2d_groups", "fn f(x: f32[N, 4, H, W], w: f32[4, 1, 3, 3]) { return conv2d(x, w, padding=1, groups=4) }", {"N", "H", "W"}, 2, 1e-4},
+      // Pools: ResNet's stem window (3x3, stride 2, padding 1), windows of two sizes with the
+      // default stride, padding excluded from and included in the average, integers, f16.
+      {"max_pool2d", "fn f(x: f32[N, C, H, W]) { return max_pool2d(x, 3, stride=2, padding=1) }", {"N", "C", "H", "W"}},
+      {"max_pool2d_no_pad", "fn f(x: f32[N, C, H, W]) where H >= 2, W >= 3 { return max_pool2d(x, [2, 3]) }", {"N", "C", "H", "W"}, 2, 2e-5, 3},
+      {"max_pool2d_i32", "fn f(x: i32[N, C, H, W]) { return max_pool2d(x, [2, 3], stride=[1, 2], padding=[1, 2]) }", {"N", "C", "H", "W"}, 100},
+      {"avg_pool2d", "fn f(x: f32[N, C, H, W]) { return avg_pool2d(x, 3, stride=2, padding=1) }", {"N", "C", "H", "W"}, 2, 1e-5},
+      {"avg_pool2d_include_pad", "fn f(x: f32[N, C, H, W]) { return avg_pool2d(x, [3, 2], stride=1, padding=1, count_include_pad=true) }", {"N", "C", "H", "W"}, 2, 1e-5},
+      {"avg_pool2d_f16", "fn f(x: f16[N, C, H, W]) where H >= 2, W >= 2 { return avg_pool2d(x, 2, padding=[0, 1]) }", {"N", "C", "H", "W"}, 2, 2e-3, 2},
       // Creation and shapes.
       {"arange", "fn f(x: f32[N]) { return cast(arange(0, N, 1), dtype=\"f32\") + x }", {"N"}},
       {"full_zeros", "fn f(x: f32[N, M]) { return x + full([N, M], 1.5) + zeros([M]) }", {"N", "M"}},

@@ -94,9 +94,10 @@ TEST_F(OpsTest, EveryOpOfTheTableIsRegistered) {
                         "sigmoid", "abs",         "neg",        "sum",          "max",    "min",
                         "mean",    "reshape",     "permute",    "broadcast_to", "concat", "split",
                         "slice",   "take",        "pad",        "matmul",       "conv2d", "arange",
-                        "full",    "zeros",       "shape_of",   "nonzero",      "first_rows"})
+                        "full",    "zeros",       "shape_of",   "nonzero",      "max_pool2d",
+                        "avg_pool2d", "first_rows"})
     EXPECT_NE(find_op(n), nullptr) << n;
-  EXPECT_EQ(all_ops().size(), 47u);
+  EXPECT_EQ(all_ops().size(), 49u);
   EXPECT_EQ(find_op("softmax"), nullptr);
 }
 
@@ -529,6 +530,73 @@ TEST_F(OpsTest, Conv2dErrors) {
   EXPECT_EQ(infer("conv2d", {t("f32[1, 3, 8, 8]"), t("f32[4, 3, 3, 3]")},
                   {kw("groups", lit(int64_t{0}))}),
             "error: conv2d: groups must be >= 1, got 0");
+}
+
+// ---------------------------------------------------------------- pools
+
+TEST_F(OpsTest, PoolConstant) {
+  // ResNet's stem pool: 3x3, stride 2, padding 1.
+  EXPECT_EQ(infer("max_pool2d", {t("f32[N, 64, 112, 112]"), lit(int64_t{3})},
+                  {kw("stride", lit(int64_t{2})), kw("padding", lit(int64_t{1}))}),
+            "f32[N, 64, 56, 56]");
+  // The stride defaults to the kernel.
+  EXPECT_EQ(infer("avg_pool2d", {t("f16[2, 3, 7, 10]"), shape({"2", "3"})}), "f16[2, 3, 3, 3]");
+  EXPECT_EQ(infer("avg_pool2d", {t("f32[1, 1, 5, 5]"), lit(int64_t{2})},
+                  {kw("stride", shape({"1", "3"})), kw("padding", shape({"1", "0"})),
+                   kw("count_include_pad", lit(true))}),
+            "f32[1, 1, 6, 2]");
+  EXPECT_EQ(infer("max_pool2d", {t("i32[1, 2, 1, 1]"), lit(int64_t{1})}), "i32[1, 2, 1, 1]");
+  EXPECT_TRUE(facts().empty());
+}
+
+TEST_F(OpsTest, PoolSymbolic) {
+  EXPECT_EQ(infer("max_pool2d", {t("f32[N, C, H, W]"), lit(int64_t{3})},
+                  {kw("stride", lit(int64_t{2})), kw("padding", lit(int64_t{1}))}),
+            "f32[N, C, (H + 1)/2, (W + 1)/2]");
+  // The padded input must cover the window: H + 2 >= 3.
+  EXPECT_EQ(facts(), (Strings{"1 <= H (max_pool2d: the padded input height H + 2 must be at "
+                              "least the kernel height 3)",
+                              "1 <= W (max_pool2d: the padded input width W + 2 must be at "
+                              "least the kernel width 3)"}));
+  recorded_.clear();
+  assume("H >= 2");
+  assume("W >= 3");
+  EXPECT_EQ(infer("avg_pool2d", {t("f32[N, C, H, W]"), shape({"2", "3"})}),
+            "f32[N, C, H/2, W/3]");
+  EXPECT_TRUE(facts().empty());
+}
+
+TEST_F(OpsTest, PoolErrors) {
+  EXPECT_EQ(infer("max_pool2d", {t("f32[3, 224, 224]"), lit(int64_t{2})}),
+            "error: max_pool2d expects a rank-4 NCHW input, got f32[3, 224, 224]");
+  EXPECT_EQ(infer("avg_pool2d", {t("i64[1, 3, 8, 8]"), lit(int64_t{2})}),
+            "error: avg_pool2d expects a float tensor, got i64[1, 3, 8, 8]");
+  EXPECT_EQ(infer("max_pool2d", {t("bool[1, 3, 8, 8]"), lit(int64_t{2})}),
+            "error: max_pool2d expects a numeric tensor, got bool[1, 3, 8, 8]");
+  EXPECT_EQ(infer("max_pool2d", {t("f32[1, 3, 8, 8]"), lit(int64_t{0})}),
+            "error: max_pool2d: kernel must be >= 1, got 0");
+  EXPECT_EQ(infer("max_pool2d", {t("f32[1, 3, 8, 8]"), shape({"2", "S"})}),
+            "error: max_pool2d: kernel must be an int or a pair of ints, got [2, S]");
+  EXPECT_EQ(infer("avg_pool2d", {t("f32[1, 3, 8, 8]"), lit(int64_t{2})},
+                  {kw("stride", shape({"1", "0"}))}),
+            "error: avg_pool2d: stride must be >= 1, got 0");
+  EXPECT_EQ(infer("max_pool2d", {t("f32[1, 3, 8, 8]"), lit(int64_t{2})},
+                  {kw("padding", lit(int64_t{-1}))}),
+            "error: max_pool2d: padding must be >= 0, got -1");
+  EXPECT_EQ(infer("max_pool2d", {t("f32[1, 3, 8, 8]"), shape({"3", "2"})},
+                  {kw("padding", shape({"1", "2"}))}),
+            "error: max_pool2d: padding 2 must be less than the kernel width 2");
+  EXPECT_EQ(infer("avg_pool2d", {t("f32[1, 3, 2, 8]"), lit(int64_t{3})}),
+            "error: avg_pool2d: the padded input height 2 must be at least the kernel height 3");
+  EXPECT_EQ(infer("max_pool2d", {t("f32[1, 3, 8, 8]"), lit(int64_t{2})},
+                  {kw("count_include_pad", lit(true))}),
+            "error: max_pool2d has no parameter 'count_include_pad'");
+  // A symbolic width that may be too small: a run-time fact.
+  EXPECT_EQ(infer("max_pool2d", {t("f32[1, 3, 8, W]"), lit(int64_t{3})},
+                  {kw("stride", lit(int64_t{1}))}),
+            "f32[1, 3, 6, W - 2]");
+  EXPECT_EQ(facts(), (Strings{"3 <= W (max_pool2d: the padded input width W must be at least "
+                              "the kernel width 3)"}));
 }
 
 // ---------------------------------------------------------------- creation

@@ -542,6 +542,86 @@ fn f(c: f32[N, C, H, W], w: f32[O, 2, 3, 3], x: f32[N, 3, H, W], k: f32[8, 3, 2,
 )");
 }
 
+TEST_F(LegalizeTest, Pools) {
+  ASSERT_TRUE(legalize(R"(
+fn f(x: f32[N, C, H, W]) where H >= 3 {
+  return (max_pool2d(x, 3, stride=2, padding=[0, 1]), avg_pool2d(x, [2, 3], stride=1, padding=[0, 1]),
+          avg_pool2d(x, [2, 3], padding=1, count_include_pad=true))
+}
+)")) << errors();
+  expect_valid_and_round_trips();
+  // Only the padded axis (the width) is guarded; the padding is never read.
+  EXPECT_PRIM(
+      "f_max_pool2d_0",
+      R"(prim f_max_pool2d_0(x: f32[N, C, H, W]) -> (out: f32[N, C, (H + 1)/2 - 1, (W + 1)/2]) {
+  for i0 in 0..N {
+    for i1 in 0..C {
+      for i2 in 0..(H + 1)/2 - 1 {
+        for i3 in 0..(W + 1)/2 {
+          var acc: f32 = -1.0 / 0.0
+          for r0 in 0..3 {
+            for r1 in 0..3 {
+              if 0 <= 2*i3 + r1 - 1 && 2*i3 + r1 - 1 < W {
+                acc = max(acc, x[i0, i1, 2*i2 + r0, 2*i3 + r1 - 1])
+              }
+            }
+          }
+          out[i0, i1, i2, i3] = acc
+        }
+      }
+    }
+  }
+}
+)");
+  // The average divides by the window's elements inside the image: the unpadded height's 2
+  // times the clipped width.
+  EXPECT_PRIM(
+      "f_avg_pool2d_0",
+      R"(prim f_avg_pool2d_0(x: f32[N, C, H, W]) -> (out: f32[N, C, H - 1, W]) {
+  for i0 in 0..N {
+    for i1 in 0..C {
+      for i2 in 0..H - 1 {
+        for i3 in 0..W {
+          var acc: f32 = 0.0
+          for r0 in 0..2 {
+            for r1 in 0..3 {
+              if 0 <= i3 + r1 - 1 && i3 + r1 - 1 < W {
+                acc = acc + x[i0, i1, i2 + r0, i3 + r1 - 1]
+              }
+            }
+          }
+          out[i0, i1, i2, i3] = acc / cast(2 * (min(W, i3 + 2) - max(i3 - 1, 0)), "f32")
+        }
+      }
+    }
+  }
+}
+)");
+  // Counting the padding: a constant divisor, 2*3; the stride is the kernel.
+  EXPECT_PRIM(
+      "f_avg_pool2d_1",
+      R"(prim f_avg_pool2d_1(x: f32[N, C, H, W]) -> (out: f32[N, C, H/2 + 1, (W + 2)/3]) {
+  for i0 in 0..N {
+    for i1 in 0..C {
+      for i2 in 0..H/2 + 1 {
+        for i3 in 0..(W + 2)/3 {
+          var acc: f32 = 0.0
+          for r0 in 0..2 {
+            for r1 in 0..3 {
+              if 0 <= 2*i2 + r0 - 1 && 2*i2 + r0 - 1 < H && (0 <= 3*i3 + r1 - 1 && 3*i3 + r1 - 1 < W) {
+                acc = acc + x[i0, i1, 2*i2 + r0 - 1, 3*i3 + r1 - 1]
+              }
+            }
+          }
+          out[i0, i1, i2, i3] = acc / 6.0
+        }
+      }
+    }
+  }
+}
+)");
+}
+
 TEST_F(LegalizeTest, Creation) {
   ASSERT_TRUE(legalize(R"(
 fn f(x: f32[B, S]) {

@@ -285,6 +285,31 @@ fn f(x: f32[N, 4, H, W], w: f32[6, 2, 3, 3], w1: f32[5, 4, 2, 3]) where H >= 5, 
   }
 }
 
+// Windows worked out by hand on a 4x4 image x[h][w] = 4h + w, negated for the max so that
+// padding read as 0 would win.
+TEST_F(InterpreterTest, PoolsOnAWorkedExample) {
+  ir::Module m = compile(R"(
+fn f(x: f32[1, 1, 4, 4]) {
+  return (max_pool2d(-x - 1.0, 3, stride=2, padding=1), avg_pool2d(x, 3, stride=2, padding=1),
+          avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=true),
+          max_pool2d(x, [1, 2]), avg_pool2d(x, [3, 1], stride=[1, 2], padding=[1, 0]))
+})");
+  Data x{{1, 1, 4, 4}, {}};
+  for (int v = 0; v < 16; ++v)
+    x.v.push_back(v);
+  reference::RunResult r = run(m, to_tensor(x));
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.outputs.size(), 5u);
+  expect_close(r.outputs[0], {1, 1, 2, 2}, {-1, -2, -5, -6}, "max, padded");
+  // The windows cover 4, 6, 6 and 9 elements of the input.
+  expect_close(r.outputs[1], {1, 1, 2, 2}, {10.0 / 4, 24.0 / 6, 51.0 / 6, 90.0 / 9}, "avg");
+  expect_close(r.outputs[2], {1, 1, 2, 2}, {10.0 / 9, 24.0 / 9, 51.0 / 9, 90.0 / 9},
+               "avg counting the padding");
+  expect_close(r.outputs[3], {1, 1, 4, 2}, {1, 3, 5, 7, 9, 11, 13, 15}, "max, default stride");
+  // Column windows of 3 rows, padded top and bottom, over columns 0 and 2.
+  expect_close(r.outputs[4], {1, 1, 4, 2}, {2, 4, 4, 6, 8, 10, 10, 12}, "avg, per axis");
+}
+
 TEST_F(InterpreterTest, LayoutOps) {
   ir::Module m = compile(R"(
 fn f(x: f32[A, B, C], idx: i64[K]) where C >= 1 {
