@@ -88,6 +88,19 @@ const RuntimeSymbol* find_runtime_symbol(const HostProgram& p, const std::string
   return nullptr;
 }
 
+int alias_root(const HostProgram& p, int id) {
+  while (p.buffers[static_cast<size_t>(id)].storage == HostBuffer::Storage::Alias)
+    id = p.buffers[static_cast<size_t>(id)].index;
+  return id;
+}
+
+bool has_runtime_dims(const HostProgram& p, const std::vector<symbolic::Expr>& shape) {
+  for (const symbolic::Expr& d : shape)
+    for (const std::string& s : symbolic::free_symbols(d))
+      if (find_runtime_symbol(p, s)) return true;
+  return false;
+}
+
 symbolic::Expr at_upper_bounds(const HostProgram& p, const symbolic::Expr& e) {
   if (!e.defined() || p.runtime_symbols.empty()) return e;
   std::map<std::string, symbolic::Expr> bounds;

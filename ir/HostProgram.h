@@ -115,6 +115,12 @@ void for_each_step(const std::vector<HostStep>& steps,
 // The run-time symbol `name`, or null.
 const RuntimeSymbol* find_runtime_symbol(const HostProgram& p, const std::string& name);
 
+// The buffer whose memory buffer `id` is (through its chain of aliases).
+int alias_root(const HostProgram& p, int id);
+
+// Whether a dim of `shape` names a run-time symbol (its value is known only once a Bind ran).
+bool has_runtime_dims(const HostProgram& p, const std::vector<symbolic::Expr>& shape);
+
 // `e` with every run-time symbol replaced by its upper bound (repeatedly, for bounds that use
 // earlier run-time symbols): a value no smaller than `e` for the sizes lower_host makes, whose
 // dims only grow with their symbols.

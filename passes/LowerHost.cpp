@@ -444,20 +444,6 @@ private:
     return outs;
   }
 
-  int root(int id) const {
-    while (p_.buffers[id].storage == HostBuffer::Storage::Alias) id = p_.buffers[id].index;
-    return id;
-  }
-
-  // A buffer with a dim the inputs do not fix: an output so shaped is allocated only once the
-  // dim is bound, by a copy at the end.
-  bool runtime_shaped(const HostBuffer& b) const {
-    for (const Expr& d : b.shape)
-      for (const std::string& s : symbolic::free_symbols(d))
-        if (ir::find_runtime_symbol(p_, s)) return true;
-    return false;
-  }
-
   bool lower_result(const ir::Expr& result) {
     auto ids = buffers_of(result);
     if (!ids) return false;
@@ -467,20 +453,16 @@ private:
     std::set<int> in_branches;
     for (const HostStep& s : p_.steps) {
       if (s.kind != HostStep::Kind::If) continue;
-      ir::for_each_step(s.then_steps, [&](const HostStep& t, int) {
-        for (int id : t.buffers) in_branches.insert(root(id));
+      ir::for_each_step({s}, [&](const HostStep& t, int) {
+        for (int id : t.buffers) in_branches.insert(ir::alias_root(p_, id));
       });
-      ir::for_each_step(s.else_steps, [&](const HostStep& t, int) {
-        for (int id : t.buffers) in_branches.insert(root(id));
-      });
-      in_branches.insert(root(s.buffers.at(0)));
     }
     std::set<int> taken;
     for (size_t i = 0; i < ids->size(); ++i) {
       int id = (*ids)[i];
       HostBuffer& b = p_.buffers[id];
       if (b.storage == HostBuffer::Storage::Arena && !taken.count(id) &&
-          (!runtime_shaped(b) || !in_branches.count(id))) {
+          (!ir::has_runtime_dims(p_, b.shape) || !in_branches.count(id))) {
         b.storage = HostBuffer::Storage::Output;
         b.index = static_cast<int>(i);
         taken.insert(id);

@@ -101,10 +101,6 @@ Expr byte_size(const ir::HostProgram& p, const ir::HostBuffer& b) {
 
 void plan_program(ir::HostProgram& p, PassContext& ctx) {
   using Storage = ir::HostBuffer::Storage;
-  auto root = [&](int id) {
-    while (p.buffers[id].storage == Storage::Alias) id = p.buffers[id].index;
-    return id;
-  };
   // Steps in program order, both branches of an if one after the other: only one runs, so
   // a buffer live in one branch never meets one live only in the other, and a buffer that
   // lives across the if spans both.
@@ -113,7 +109,7 @@ void plan_program(ir::HostProgram& p, PassContext& ctx) {
   ir::for_each_step(p.steps, [&](const ir::HostStep& s, int step) {
     steps = step + 1;
     for (int id : s.buffers) {
-      int r = root(id);
+      int r = ir::alias_root(p, id);
       if (first[r] < 0) first[r] = step;
       last[r] = step;
     }

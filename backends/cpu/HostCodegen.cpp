@@ -132,12 +132,6 @@ private:
     }
   }
 
-  bool runtime_shaped(const ir::HostBuffer& b) const {
-    for (const symbolic::Expr& d : b.shape)
-      for (const std::string& s : symbolic::free_symbols(d))
-        if (runtime_slots_.count(s)) return true;
-    return false;
-  }
 
   llvm::Value* eval(const symbolic::Expr& e, const std::string& what) {
     if (!e.defined()) {
@@ -327,7 +321,7 @@ private:
       }
       // An output shaped by a run-time symbol is allocated by the step that writes it.
       const ir::HostBuffer& buf = p_.buffers[static_cast<size_t>(output_buffer[k])];
-      outputs_.push_back(runtime_shaped(buf) ? nullptr : allocate_output(k));
+      outputs_.push_back(ir::has_runtime_dims(p_, buf.shape) ? nullptr : allocate_output(k));
     }
   }
 

@@ -91,8 +91,8 @@ except ImportError as e:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from check_onnx_import import (IMPORTER, MODELS_DIR, SOURCE_DIR, Run, compare,  # noqa: E402
-                               crash_reason, first_line)
+from check_onnx_import import IMPORTER, MODELS_DIR, SOURCE_DIR  # noqa: E402
+from harness import Run, compare_nonfinite, crash_reason, first_line  # noqa: E402
 
 sys.path.insert(0, os.path.join(SOURCE_DIR, "importers"))
 from dscimport.onnx_import import supported_ops  # noqa: E402
@@ -613,18 +613,6 @@ def make_feeds(m, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return feeds
 
 
-def compare_outputs(out: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
-    """check_onnx_import.compare, after NaN and infinities in ref are matched exactly."""
-    if out.shape == ref.shape and out.dtype == ref.dtype and ref.dtype.kind in "fc":
-        bad = ~np.isfinite(ref)
-        if bad.any():
-            same = np.array_equal(out[bad], ref[bad], equal_nan=True)
-            if not same:
-                return False, "NaN or infinities differ from the reference's"
-            out, ref = np.where(bad, 0, out), np.where(bad, 0, ref)
-    return compare(out, ref)
-
-
 def clean_dscc_error(r: Run) -> str | None:
     """None when dscc failed cleanly (exit 1 with an error message); else what is wrong."""
     crash = crash_reason(r)
@@ -799,7 +787,7 @@ def match(got: list, ref: list) -> tuple[bool, str]:
         return False, f"dscc wrote {len(got)} outputs, the reference gives {len(ref)}"
     details, ok = [], True
     for i, (a, b) in enumerate(zip(got, ref)):
-        good, detail = compare_outputs(a, np.asarray(b))
+        good, detail = compare_nonfinite(a, np.asarray(b))
         ok &= good
         details.append(f"output{i}: {detail}")
     return ok, "; ".join(details)
