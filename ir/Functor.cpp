@@ -113,6 +113,14 @@ void IRVisitor::visit_node(const If* node) {
   visit(node->else_branch);
 }
 
+void IRVisitor::visit_node(const Loop* node) {
+  visit(node->hi);
+  for (const Expr& e : node->inits)
+    visit(e);
+  if (node->cond.defined()) visit(node->cond);
+  visit(node->body);
+}
+
 void IRVisitor::visit_node(const Block* node) {
   for (const Binding& b : node->bindings)
     visit(b.value);
@@ -249,6 +257,18 @@ Expr IRMutator::mutate_node(const If* node, const Expr& self) {
     return self;
   return If::make(std::move(cond), std::move(then_branch), std::move(else_branch), node->type,
                   node->loc);
+}
+
+Expr IRMutator::mutate_node(const Loop* node, const Expr& self) {
+  Expr hi = mutate(node->hi);
+  std::vector<Expr> inits = node->inits;
+  bool changed = mutate_each(inits, [this](const Expr& x) { return mutate(x); });
+  Expr cond = node->cond.defined() ? mutate(node->cond) : node->cond;
+  Expr body = mutate(node->body);
+  if (!changed && hi.same_as(node->hi) && cond.same_as(node->cond) && body.same_as(node->body))
+    return self;
+  return node->with(node->lo, std::move(hi), node->carries, std::move(inits), std::move(cond),
+                    std::move(body), node->trips, node->type);
 }
 
 Expr IRMutator::mutate_node(const Block* node, const Expr& self) {

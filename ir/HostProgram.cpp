@@ -42,6 +42,16 @@ void print_steps(std::ostream& os, const std::vector<HostStep>& steps, int depth
     case HostStep::Kind::Copy: os << "copy"; break;
     case HostStep::Kind::If: os << "if"; break;
     case HostStep::Kind::Bind: os << "bind " << s.callee << " ="; break;
+    case HostStep::Kind::Loop: os << "for " << s.callee << " in "; break;
+    }
+    if (s.kind == HostStep::Kind::Loop) {
+      os << symbolic::to_string(s.ints.at(0)) << ".." << symbolic::to_string(s.ints.at(1))
+         << " {\n";
+      print_steps(os, s.cond_steps, depth + 1);
+      if (!s.buffers.empty()) os << indent << "  while %" << s.buffers[0] << "\n";
+      print_steps(os, s.body_steps, depth + 1);
+      os << indent << "}\n";
+      continue;
     }
     if (s.kind == HostStep::Kind::Bind) {
       for (int id : s.buffers) os << " %" << id;
@@ -68,9 +78,10 @@ void visit_steps(const std::vector<HostStep>& steps,
                  const std::function<void(const HostStep&, int)>& visit, int& position) {
   for (const HostStep& s : steps) {
     visit(s, position++);
-    if (s.kind != HostStep::Kind::If) continue;
     visit_steps(s.then_steps, visit, position);
     visit_steps(s.else_steps, visit, position);
+    visit_steps(s.cond_steps, visit, position);
+    visit_steps(s.body_steps, visit, position);
   }
 }
 
@@ -80,6 +91,12 @@ void for_each_step(const std::vector<HostStep>& steps,
                    const std::function<void(const HostStep&, int)>& visit) {
   int position = 0;
   visit_steps(steps, visit, position);
+}
+
+int step_count(const HostStep& s) {
+  int n = 0;
+  for_each_step({s}, [&](const HostStep&, int) { ++n; });
+  return n;
 }
 
 const RuntimeSymbol* find_runtime_symbol(const HostProgram& p, const std::string& name) {

@@ -11,7 +11,8 @@
 // step that writes it, once the symbol is bound.
 //
 // Run-time symbols (`runtime_symbols`) are dims the inputs do not fix: nonzero's count, the dim
-// of an `if` whose branches disagree. A Bind step gives one its value. Every buffer's size, and
+// of an `if` whose branches disagree, a loop's var and trip count. A Bind or Loop step gives
+// one its value. Every buffer's size, and
 // so the arena, is planned at the symbol's upper bound, an expression over the inputs' symbols
 // (and earlier run-time symbols), so that nothing is allocated while steps run.
 
@@ -68,6 +69,9 @@ struct HostStep {
     If,      // run `then_steps` when the bool[] buffers[0] is true, else `else_steps`
     Bind,    // run-time symbol `callee` := the i64[] or i32[] buffers[0] (nonzero's count),
              // or ints[0] when there is no buffer; checked to be in [0, its upper bound]
+    Loop,    // for run-time symbol `callee` := ints[0], ints[0] + 1, ... while < ints[1]: run
+             // `cond_steps`, stop when the bool[] buffers[0] (when there is one) is false,
+             // then run `body_steps`. After the loop `callee` holds where it stopped.
   };
   Kind kind = Kind::Kernel;
   std::string callee;                 // Kernel: the PrimFunc's name; Library: its symbol;
@@ -77,7 +81,8 @@ struct HostStep {
   // Library: the routine's scalar arguments (its scalar_args).
   std::vector<symbolic::Expr> ints;
   std::vector<HostStep> then_steps, else_steps; // If
-  std::string location;                         // If, Bind: "model.dsc:3:9", or empty
+  std::vector<HostStep> cond_steps, body_steps; // Loop
+  std::string location;                         // If, Bind, Loop: "model.dsc:3:9", or empty
 };
 
 // A dim bound while steps run (see the top of this file).
@@ -108,9 +113,13 @@ struct HostProgram {
 std::string to_string(const HostProgram& p);
 
 // Calls `visit` on every step of `steps` in program order, an If before its then-steps and
-// those before its else-steps, with its position in that order.
+// those before its else-steps, a Loop before its cond-steps and those before its body-steps,
+// with its position in that order.
 void for_each_step(const std::vector<HostStep>& steps,
                    const std::function<void(const HostStep&, int)>& visit);
+
+// How many positions for_each_step gives `s` and the steps inside it.
+int step_count(const HostStep& s);
 
 // The run-time symbol `name`, or null.
 const RuntimeSymbol* find_runtime_symbol(const HostProgram& p, const std::string& name);

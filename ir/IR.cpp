@@ -101,6 +101,38 @@ Expr If::make(Expr cond, Expr then_branch, Expr else_branch, Type type, SourceLo
                                    std::move(type), loc)));
 }
 
+Expr Loop::make(std::string var, symbolic::Expr lo, Expr hi, symbolic::Expr bound,
+                std::vector<VarRef> carries, std::vector<bool> declared, std::vector<Expr> inits,
+                Expr cond, Expr body, symbolic::Expr trips, Type type, SourceLoc loc) {
+  internal_assert(!var.empty() && lo.defined() && hi.defined() && body.is<Block>() &&
+                  (!cond.defined() || cond.is<Block>()))
+      << "Loop needs a var, bounds and a Block body";
+  internal_assert(!carries.empty() && carries.size() == inits.size() &&
+                  carries.size() == declared.size())
+      << "Loop needs one init and one declaration flag per carry";
+  auto* n = new Loop(loc, std::move(type));
+  Expr out{Ref<ExprNode>(n)};
+  n->var = std::move(var);
+  n->lo = std::move(lo);
+  n->hi = std::move(hi);
+  n->bound = std::move(bound);
+  n->carries = std::move(carries);
+  n->declared = std::move(declared);
+  n->inits = std::move(inits);
+  n->cond = std::move(cond);
+  n->body = std::move(body);
+  n->trips = std::move(trips);
+  return out;
+}
+
+Expr Loop::with(symbolic::Expr lo_, Expr hi_, std::vector<VarRef> carries_,
+                std::vector<Expr> inits_, Expr cond_, Expr body_, symbolic::Expr trips_,
+                Type type_) const {
+  return make(var, std::move(lo_), std::move(hi_), bound, std::move(carries_), declared,
+              std::move(inits_), std::move(cond_), std::move(body_), std::move(trips_),
+              std::move(type_), loc);
+}
+
 // ---------------------------------------------------------------- prim level
 
 PrimExpr IntImm::make(DType dtype, int64_t value, SourceLoc loc) {

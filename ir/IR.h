@@ -12,6 +12,9 @@
 //   Tuple, GetItem   tuples and their elements.
 //   If         `if cond { ... } else { ... }`: cond is a bool tensor of rank 0; both branches
 //              are Blocks whose results have the same type.
+//   Loop       `for i in lo..hi [where i < bound] carry (c = init, ...) [while cond] { body }`:
+//              the body runs for i = lo, lo+1, ... while i < hi and (when given) cond holds
+//              before the iteration, and its result is the next carries. See Loop below.
 //   Block      `let` bindings in order, then a result. A binding with several vars destructures
 //              a tuple (`let q, k, v = split(...)`); one with an asserted type checks it, and any
 //              symbol first named there is bound from the value's run-time shape.
@@ -223,6 +226,38 @@ struct If : ExprNode {
 private:
   If(Expr c, Expr t_, Expr e, Type t, SourceLoc l)
       : ExprNode(node_kind, l, std::move(t)), cond(std::move(c)), then_branch(std::move(t_)), else_branch(std::move(e)) {}
+};
+
+// A bounded loop with carried values. `var` names a symbol that carry types, `cond` and `body`
+// may use: at the start of iteration i a carry has its type with var := i, and the body's
+// result (a Tuple of the next carries, or the one carry's next value) has them at var := i + 1,
+// so a carry may grow (`cache: f32[T + i, D]`). `hi` is a one-dim ShapeExpr, or an integer
+// tensor of rank 0 (a run-time count), which needs `bound`, declaring i < bound. `cond` is a
+// Block over the carries, tested before each iteration. The loop's value is the last carries
+// (one value, or a tuple of them) at var := lo + trips; infer_shapes sets `trips`: hi - lo, or
+// a fresh symbol bound when the loop ends (with `cond`, or a run-time hi).
+struct Loop : ExprNode {
+  static constexpr NodeKind node_kind = NodeKind::Loop;
+  std::string var;
+  symbolic::Expr lo;
+  Expr hi;                       // ShapeExpr of one dim, or a scalar integer tensor
+  symbolic::Expr bound;          // undefined when not declared
+  std::vector<VarRef> carries;   // bound in cond and body
+  std::vector<bool> declared;    // per carry: its type was written (and may use var)
+  std::vector<Expr> inits;       // per carry
+  Expr cond;                     // Block, or undefined
+  Expr body;                     // Block
+  symbolic::Expr trips;          // undefined before infer_shapes
+  static Expr make(std::string var, symbolic::Expr lo, Expr hi, symbolic::Expr bound,
+                   std::vector<VarRef> carries, std::vector<bool> declared,
+                   std::vector<Expr> inits, Expr cond, Expr body, symbolic::Expr trips = {},
+                   Type type = {}, SourceLoc loc = {});
+  // A copy with other parts and the same var, bound and declarations.
+  Expr with(symbolic::Expr lo, Expr hi, std::vector<VarRef> carries, std::vector<Expr> inits,
+            Expr cond, Expr body, symbolic::Expr trips, Type type) const;
+
+private:
+  Loop(SourceLoc l, Type t) : ExprNode(node_kind, l, std::move(t)) {}
 };
 
 // ---------------------------------------------------------------- prim level

@@ -108,7 +108,7 @@ bool is_reserved_word(std::string_view name) {
   static const std::unordered_set<std::string_view> kReserved = {
       "import", "fn",   "prim",  "extern",   "let",       "var",    "return", "if",    "else",
       "for",    "in",   "where", "parallel", "vectorize", "unroll", "alloc",  "local", "shared",
-      "global", "true", "false", "tensor",   "int",       "float",  "str"};
+      "global", "true", "false", "carry",    "while",     "tensor", "int",   "float", "str"};
   return kReserved.count(name) != 0 || parse_dtype(name).has_value();
 }
 
@@ -234,6 +234,12 @@ protected:
         collect_symbols(v->type, names);
     IRVisitor::visit_node(node);
   }
+  void visit_node(const Loop* node) override {
+    names.insert(node->var);
+    for (const VarRef& v : node->carries)
+      collect_symbols(v->type, names);
+    IRVisitor::visit_node(node);
+  }
 };
 
 class GraphPrinter {
@@ -323,6 +329,9 @@ public:
     case NodeKind::If:
       if_expr(*e.as<If>(), indent);
       return;
+    case NodeKind::Loop:
+      loop(*e.as<Loop>(), indent);
+      return;
     case NodeKind::Block:
       // Only an If's branches and a function's body hold Blocks in printable IR; anything else
       // is printed in the branch form so that dumps stay readable.
@@ -380,6 +389,7 @@ private:
       return kAtom;
     }
     case NodeKind::If:
+    case NodeKind::Loop:
     case NodeKind::Block:
       return kLowest;
     default:
@@ -458,6 +468,40 @@ private:
     }
     out_ += "{\n";
     branch(node.else_branch, indent + 1);
+    out_ += pad(indent) + "}";
+  }
+
+  // `for i in 0..N carry (h = x, c: f32[T + i] = c0) while cond {` then the body.
+  void loop(const Loop& node, int indent) {
+    out_ += "for " + node.var + " in " + symbolic::to_string(node.lo) + "..";
+    const ShapeExpr* extent = node.hi.as<ShapeExpr>();
+    if (extent && extent->dims.size() == 1) {
+      out_ += symbolic::to_string(extent->dims[0]);
+    } else {
+      expr(node.hi, kAtom, indent);
+    }
+    if (node.bound.defined()) out_ += " where " + node.var + " < " + symbolic::to_string(node.bound);
+    out_ += " carry (";
+    for (size_t i = 0; i < node.carries.size(); ++i) {
+      if (i) out_ += ", ";
+      out_ += name(node.carries[i].get());
+      if (node.declared[i]) out_ += ": " + TypePrinter(false).type(node.carries[i]->type);
+      out_ += " = ";
+      expr(node.inits[i], kLowest, indent);
+    }
+    out_ += ")";
+    if (const Block* cond = node.cond.as<Block>()) {
+      out_ += " while ";
+      if (is_simple_branch(node.cond)) {
+        expr(cond->result, kLowest, indent);
+      } else {
+        out_ += "{\n";
+        branch(node.cond, indent + 1);
+        out_ += pad(indent) + "}";
+      }
+    }
+    out_ += " {\n";
+    branch(node.body, indent + 1);
     out_ += pad(indent) + "}";
   }
 

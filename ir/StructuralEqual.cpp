@@ -206,11 +206,27 @@ private:
       return expr(x->cond, y->cond) && expr(x->then_branch, y->then_branch) &&
              expr(x->else_branch, y->else_branch);
     }
+    case NodeKind::Loop:
+      return loop(*a.as<Loop>(), *b.as<Loop>());
     case NodeKind::Block:
       return block(*a.as<Block>(), *b.as<Block>());
     default:
       internal_error << "not a graph expression: " << node_kind_name(a.kind());
     }
+  }
+
+  bool loop(const Loop& a, const Loop& b) {
+    if (a.var != b.var || a.declared != b.declared || a.bound.defined() != b.bound.defined() ||
+        a.carries.size() != b.carries.size())
+      return false;
+    if (!same_dims({a.lo}, {b.lo}) || (a.bound.defined() && !same_dims({a.bound}, {b.bound})))
+      return false;
+    if (!expr(a.hi, b.hi) || !exprs(a.inits, b.inits)) return false;
+    for (size_t i = 0; i < a.carries.size(); ++i) {
+      if (a.declared[i] && !(a.carries[i]->type == b.carries[i]->type)) return false;
+      if (!bind(a.carries[i].get(), b.carries[i].get())) return false;
+    }
+    return optional_expr(a.cond, b.cond) && expr(a.body, b.body);
   }
 
   bool block(const Block& a, const Block& b) {
@@ -496,6 +512,22 @@ private:
       expr(e.as<If>()->then_branch);
       expr(e.as<If>()->else_branch);
       return;
+    case NodeKind::Loop: {
+      const Loop* l = e.as<Loop>();
+      str(l->var);
+      dims({l->lo});
+      if (l->bound.defined()) dims({l->bound});
+      expr(l->hi);
+      exprs(l->inits);
+      for (size_t i = 0; i < l->carries.size(); ++i) {
+        mix(l->declared[i]);
+        if (l->declared[i]) type(l->carries[i]->type);
+        bind(l->carries[i].get());
+      }
+      expr(l->cond);
+      expr(l->body);
+      return;
+    }
     case NodeKind::Block: {
       const Block* b = e.as<Block>();
       mix(b->bindings.size());

@@ -36,6 +36,10 @@ private:
 // ---------------------------------------------------------------- graph functions
 
 // Every var a function's lets bind, to tell a use before its binding from a free var.
+bool is_bool_scalar(const Type& t) {
+  return t.is_tensor() && t.dtype == DType::Bool && t.rank() == 0;
+}
+
 class BinderCollector : public IRVisitor {
 public:
   std::unordered_set<const Var*> binders;
@@ -45,6 +49,11 @@ protected:
     for (const Binding& b : node->bindings)
       for (const VarRef& v : b.vars)
         binders.insert(v.get());
+    IRVisitor::visit_node(node);
+  }
+  void visit_node(const Loop* node) override {
+    for (const VarRef& v : node->carries)
+      binders.insert(v.get());
     IRVisitor::visit_node(node);
   }
 };
@@ -98,7 +107,7 @@ private:
     if (!typed_ || !e->type.is_unknown()) return;
     std::string what = std::string(node_kind_name(e.kind())) + " has no type";
     // Blocks and ifs span lines; their parts are reported on their own.
-    if (!e.is<Block>() && !e.is<If>()) what += ": " + to_string(e);
+    if (!e.is<Block>() && !e.is<If>() && !e.is<Loop>()) what += ": " + to_string(e);
     r_.error(what);
   }
 
@@ -164,11 +173,32 @@ private:
       const If* i = e.as<If>();
       expr(i->cond);
       const Type& t = i->cond->type;
-      if (typed_ && !t.is_unknown() &&
-          !(t.is_tensor() && t.dtype == DType::Bool && t.rank() == 0))
+      if (typed_ && !t.is_unknown() && !is_bool_scalar(t))
         r_.error("the condition of an if is " + to_string(t) + ", not bool[]");
       expr(i->then_branch);
       expr(i->else_branch);
+      require_type(e);
+      return;
+    }
+    case NodeKind::Loop: {
+      const Loop* l = e.as<Loop>();
+      expr(l->hi);
+      for (const Expr& init : l->inits)
+        expr(init);
+      for (const VarRef& v : l->carries) {
+        if (typed_ && v->type.is_unknown()) r_.error("carry '" + v->name + "' has no type");
+        bind(v.get());
+      }
+      if (l->cond.defined()) {
+        expr(l->cond);
+        const Type& t = l->cond->type;
+        if (typed_ && !t.is_unknown() && !is_bool_scalar(t))
+          r_.error("the condition of a loop is " + to_string(t) + ", not bool[]");
+      }
+      expr(l->body);
+      for (const VarRef& v : l->carries)
+        in_scope_.erase(v.get());
+      if (typed_ && !l->trips.defined()) r_.error("a loop over '" + l->var + "' has no trip count");
       require_type(e);
       return;
     }
@@ -547,6 +577,15 @@ std::vector<std::string> verify(const HostProgram& p, const Module& m, bool plan
       if (s.buffers.size() + s.ints.size() != 1)
         error(which + " binds '" + s.callee + "' from " +
               std::to_string(s.buffers.size() + s.ints.size()) + " values, not one");
+      break;
+    case HostStep::Kind::Loop:
+      if (!find_runtime_symbol(p, s.callee))
+        error(which + " loops over '" + s.callee + "', which is not a run-time symbol");
+      if (s.ints.size() != 2) error(which + " (a loop) has no start and end");
+      if (s.buffers.size() > 1 ||
+          (s.buffers.size() == 1 && valid(s.buffers[0]) &&
+           (p.buffers[s.buffers[0]].dtype != DType::Bool || !p.buffers[s.buffers[0]].shape.empty())))
+        error(which + " (a loop) does not test one bool[] buffer");
       break;
     }
   });

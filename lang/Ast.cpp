@@ -142,6 +142,20 @@ ExprPtr make_if(SourceLoc loc, ExprPtr cond, std::unique_ptr<Block> then_block,
   return e;
 }
 
+ExprPtr make_for(SourceLoc loc, std::unique_ptr<LoopParts> parts) {
+  ExprPtr e = make_leaf(ExprKind::For, loc);
+  int h = std::max(height(parts->lo), height(parts->hi));
+  for (const ExprPtr& w : parts->where)
+    h = std::max(h, height(w));
+  for (const Carry& c : parts->carries)
+    h = std::max({h, height(c.init), c.has_type ? c.type.height : 0});
+  if (parts->cond) h = std::max(h, parts->cond->height);
+  if (parts->body) h = std::max(h, parts->body->height);
+  e->height = 1 + h;
+  e->loop = std::move(parts);
+  return e;
+}
+
 void update_height(Block& b) {
   int h = height(b.result);
   for (const StmtPtr& s : b.stmts)

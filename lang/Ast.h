@@ -33,6 +33,7 @@ struct Ident {
 struct Expr;
 struct Stmt;
 struct Block;
+struct LoopParts;
 using ExprPtr = std::unique_ptr<Expr>;
 using StmtPtr = std::unique_ptr<Stmt>;
 
@@ -51,6 +52,7 @@ enum class ExprKind : uint8_t {
   List,     // `[a, b]`
   Tuple,    // `(a, b)`, `(a,)`, `()`
   If,       // `if c { ... } else { ... }` (graph code)
+  For,      // `for i in lo..hi [where ...] carry (...) [while c] { ... }` (graph code; see LoopParts)
   Error,    // stands in for a subtree dropped after a diagnostic
 };
 
@@ -97,6 +99,7 @@ struct Expr {
   std::vector<Arg> args;             // Call
   std::unique_ptr<Block> then_block; // If
   std::unique_ptr<Block> else_block; // If
+  std::unique_ptr<LoopParts> loop;   // For
 
   Expr();
   ~Expr();
@@ -158,6 +161,24 @@ struct Block {
   int height = 1;
 };
 
+// One carried value of a graph loop: `name = init` or `name: T = init`.
+struct Carry {
+  Ident name;
+  bool has_type = false;
+  TypeNode type;
+  ExprPtr init;
+};
+
+// A graph loop: `for var in lo..hi [where clauses] carry (carries) [while cond] { body }`.
+struct LoopParts {
+  Ident var;
+  ExprPtr lo, hi;
+  std::vector<ExprPtr> where;
+  std::vector<Carry> carries;
+  std::unique_ptr<Block> cond; // `while c` wrapped in a block, or `while { ... }`; null when absent
+  std::unique_ptr<Block> body;
+};
+
 struct Param {
   Ident name;
   TypeNode type;
@@ -198,6 +219,7 @@ ExprPtr make_index(SourceLoc loc, ExprPtr base, std::vector<ExprPtr> indices);
 ExprPtr make_list(ExprKind kind, SourceLoc loc, std::vector<ExprPtr> items);
 ExprPtr make_if(SourceLoc loc, ExprPtr cond, std::unique_ptr<Block> then_block,
                 std::unique_ptr<Block> else_block);
+ExprPtr make_for(SourceLoc loc, std::unique_ptr<LoopParts> parts);
 
 // The height of a block from its statements and result; of a statement from its parts.
 void update_height(Block& b);

@@ -150,6 +150,8 @@ const char* describe_expr(const ast::Expr& e) {
     return "a tuple";
   case ast::ExprKind::If:
     return "an if expression";
+  case ast::ExprKind::For:
+    return "a loop";
   case ast::ExprKind::Error:
     return "an invalid expression";
   }

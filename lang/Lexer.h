@@ -40,6 +40,8 @@ namespace dsc::lang {
   X(KwGlobal, "global")                                                                            \
   X(KwTrue, "true")                                                                                \
   X(KwFalse, "false")                                                                              \
+  X(KwCarry, "carry")                                                                              \
+  X(KwWhile, "while")                                                                              \
   X(Arrow, "->")                                                                                   \
   X(DotDot, "..")                                                                                  \
   X(EqEq, "==")                                                                                    \

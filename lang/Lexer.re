@@ -194,6 +194,8 @@ Token Lexer::next() {
       "global"    { return finish(TokenKind::KwGlobal); }
       "true"      { return finish(TokenKind::KwTrue); }
       "false"     { return finish(TokenKind::KwFalse); }
+      "carry"     { return finish(TokenKind::KwCarry); }
+      "while"     { return finish(TokenKind::KwWhile); }
 
       ident {
         finish(TokenKind::Ident);

@@ -224,6 +224,7 @@ ExprPtr compare(ParseDriver& drv, Op op, const ast::Span& at, ExprPtr a, ExprPtr
        KwReturn "return" KwIf "if" KwElse "else" KwFor "for" KwIn "in" KwWhere "where"
        KwParallel "parallel" KwVectorize "vectorize" KwUnroll "unroll" KwAlloc "alloc"
        KwLocal "local" KwShared "shared" KwGlobal "global" KwTrue "true" KwFalse "false"
+       KwCarry "carry" KwWhile "while"
 %token Arrow "->" DotDot ".." EqEq "==" NotEq "!=" LessEq "<=" GreaterEq ">=" AndAnd "&&"
        OrOr "||" LBracket "[" RBracket "]" LParen "(" RParen ")" LBrace "{" RBrace "}"
        Comma "," Colon ":" Semi ";" Assign "=" Dot "." Question "?" Plus "+" Minus "-"
@@ -240,7 +241,10 @@ ExprPtr compare(ParseDriver& drv, Op op, const ast::Span& at, ExprPtr a, ExprPtr
 %nterm <ast::StmtPtr> graph_item prim_item let_stmt prim_if loop
 %nterm <std::vector<ast::Ident>> let_names
 %nterm <ast::AllocScope> alloc_scope
-%nterm <ast::ExprPtr> expr postfix primary if_expr
+%nterm <ast::ExprPtr> expr postfix primary if_expr for_expr
+%nterm <std::vector<ast::Carry>> carries carry_list
+%nterm <ast::Carry> carry
+%nterm <std::unique_ptr<ast::Block>> while_opt
 %nterm <std::string> qualname
 %nterm <std::vector<ast::Arg>> args arg_list
 %nterm <ast::Arg> arg
@@ -441,6 +445,50 @@ if_expr:
     }
   ;
 
+// A graph loop: `for i in 0..N carry (h = x, c: f32[T + i] = c0) while cond { ...; (h2, c2) }`.
+for_expr:
+    "for" Ident "in" expr ".." expr where_opt "carry" "(" carries ")" while_opt branch {
+      auto parts = std::make_unique<ast::LoopParts>();
+      parts->var = ast::Ident{std::move($2), @2.begin};
+      parts->lo = std::move($4);
+      parts->hi = std::move($6);
+      parts->where = std::move($7);
+      parts->carries = std::move($10);
+      parts->cond = std::move($12);
+      parts->body = std::move($13);
+      $$ = drv.cap(ast::make_for(@1.begin, std::move(parts)));
+    }
+  ;
+
+carries:
+    carry_list           { $$ = std::move($1); }
+  | carry_list ","       { $$ = std::move($1); }
+  ;
+
+carry_list:
+    carry                  { $$ = one(std::move($1)); }
+  | carry_list "," carry   { $$ = append(std::move($1), std::move($3)); }
+  ;
+
+carry:
+    Ident "=" expr {
+      $$.name = ast::Ident{std::move($1), @1.begin};
+      $$.init = std::move($3);
+    }
+  | Ident ":" type "=" expr {
+      $$.name = ast::Ident{std::move($1), @1.begin};
+      $$.has_type = true;
+      $$.type = std::move($3);
+      $$.init = std::move($5);
+    }
+  ;
+
+while_opt:
+    %empty            { }
+  | "while" expr      { $$ = wrap_expr(std::move($2)); }
+  | "while" branch    { $$ = std::move($2); }
+  ;
+
 // ---------------------------------------------------------------- prim code
 
 prim_block:
@@ -605,6 +653,7 @@ primary:
     }
   | "[" dims "]"    { $$ = drv.cap(ast::make_list(ExprKind::List, @1.begin, std::move($2))); }
   | if_expr         { $$ = std::move($1); }
+  | for_expr        { $$ = std::move($1); }
   ;
 
 qualname:
@@ -691,7 +740,8 @@ std::string describe_expected(std::vector<TokenKind> kinds) {
     words.push_back("an expression");
     drop({TokenKind::Ident, TokenKind::Int, TokenKind::Float, TokenKind::String, TokenKind::KwTrue,
           TokenKind::KwFalse, TokenKind::LParen, TokenKind::LBracket, TokenKind::Minus,
-          TokenKind::Bang, TokenKind::KwIf, TokenKind::Question, TokenKind::KwWhere});
+          TokenKind::Bang, TokenKind::KwIf, TokenKind::KwFor, TokenKind::Question,
+          TokenKind::KwWhere});
   }
   if (has_all({TokenKind::KwImport, TokenKind::KwFn, TokenKind::KwPrim, TokenKind::KwExtern})) {
     words.push_back("a declaration");

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <unordered_map>
 
 #include "lang/Dims.h"
 #include "lang/ResolvePrim.h"
+#include "symbolic/Eval.h"
+#include "symbolic/Simplify.h"
 
 namespace dsc::lang {
 
@@ -126,6 +129,8 @@ private:
   ir::Expr list(const ast::Expr& e);
   ir::Expr compare(const ast::Expr& e);
   ir::Expr if_expr(const ast::Expr& e);
+  ir::Expr loop_expr(const ast::Expr& e);
+  std::optional<symbolic::Expr> loop_bound(const ast::LoopParts& l, const std::string& var);
 
   // ---- names
   const VarEntry* find_var(const std::string& name) const;
@@ -142,7 +147,18 @@ private:
   std::unordered_map<std::string, SourceLoc> pending_symbols_;
   std::vector<std::unordered_map<std::string, VarEntry>> scopes_;
   std::unordered_map<std::string, SourceLoc> let_sites_;
+  // The vars of the loops being resolved, innermost last: the written name and the symbol
+  // it stands for (renamed when an earlier loop or a symbol has the name).
+  std::vector<std::pair<std::string, std::string>> loop_vars_;
+  std::set<std::string> loop_symbols_; // every loop symbol of the function so far
   int fresh_ = 0;
+
+  // The symbol of loop var `name` when one is in scope.
+  std::optional<symbolic::Expr> loop_symbol(const std::string& name) const {
+    for (auto it = loop_vars_.rbegin(); it != loop_vars_.rend(); ++it)
+      if (it->first == name) return symbolic::sym(it->second);
+    return std::nullopt;
+  }
 };
 
 // ---------------------------------------------------------------- signatures
@@ -209,6 +225,7 @@ std::optional<Type> GraphResolver::type(const ast::TypeNode& t, TypeUse use,
       diags_.error(loc, "'" + name + "' is a function, not a symbol; write " + name + "(a, b)");
       return std::nullopt;
     }
+    if (std::optional<symbolic::Expr> l = loop_symbol(name)) return l;
     if (symbols_.count(name) || is_anonymous_symbol_name(name)) return symbolic::sym(name);
     if (const VarEntry* v = find_var(name)) {
       if (v->int_attr && use == TypeUse::Assertion) return symbolic::sym(name);
@@ -360,6 +377,7 @@ GraphResolver::where(const std::vector<ast::ExprPtr>& clauses) {
       diags_.error(loc, "'" + name + "' is a function, not a symbol; write " + name + "(a, b)");
       return std::nullopt;
     }
+    if (std::optional<symbolic::Expr> l = loop_symbol(name)) return l;
     if (symbols_.count(name) || is_anonymous_symbol_name(name)) return symbolic::sym(name);
     Diagnostic& d = diags_.error(loc, "symbol '" + name + "' is not bound by any parameter");
     if (auto it = pending_symbols_.find(name); it != pending_symbols_.end()) {
@@ -388,6 +406,14 @@ void GraphResolver::collect_let_sites(const ast::Expr& e) {
   if (e.kind == ast::ExprKind::If) {
     if (e.then_block) collect_let_sites(*e.then_block);
     if (e.else_block) collect_let_sites(*e.else_block);
+  }
+  if (e.kind == ast::ExprKind::For && e.loop) {
+    for (const ast::Carry& c : e.loop->carries) {
+      let_sites_.try_emplace(c.name.name, c.name.loc);
+      if (c.init) collect_let_sites(*c.init);
+    }
+    if (e.loop->cond) collect_let_sites(*e.loop->cond);
+    if (e.loop->body) collect_let_sites(*e.loop->body);
   }
   for (const ast::ExprPtr& x : e.operands)
     if (x) collect_let_sites(*x);
@@ -578,6 +604,7 @@ ir::Expr GraphResolver::block(const ast::Block& b, bool fn_body, const std::stri
 }
 
 bool GraphResolver::name_is_dim(const std::string& name, bool in_list) const {
+  if (loop_symbol(name)) return true;
   if (const VarEntry* v = find_var(name)) return in_list && v->int_attr;
   return symbols_.count(name) || pending_symbols_.count(name) || is_anonymous_symbol_name(name);
 }
@@ -610,6 +637,7 @@ std::optional<symbolic::Expr> GraphResolver::dim(const ast::Expr& e, bool in_lis
       diags_.error(loc, "'" + name + "' is a function, not a symbol; write " + name + "(a, b)");
       return std::nullopt;
     }
+    if (std::optional<symbolic::Expr> l = loop_symbol(name)) return l;
     if (const VarEntry* v = find_var(name)) {
       if (in_list && v->int_attr) return symbolic::sym(name);
       diags_.error(loc, "'" + name + "' is a value, not a symbol");
@@ -728,6 +756,8 @@ ir::Expr GraphResolver::value(const ast::Expr& e) {
   }
   case ast::ExprKind::If:
     return if_expr(e);
+  case ast::ExprKind::For:
+    return loop_expr(e);
   }
   return ir::Expr();
 }
@@ -869,6 +899,115 @@ ir::Expr GraphResolver::if_expr(const ast::Expr& e) {
   ir::Expr else_branch = block(*e.else_block, /*fn_body=*/false, "");
   if (!cond.defined() || !then_branch.defined() || !else_branch.defined()) return ir::Expr();
   return ir::If::make(cond, then_branch, else_branch, Type(), e.loc);
+}
+
+// `where i < B` or `where i <= B - 1` on a loop: B, the bound of its var.
+std::optional<symbolic::Expr> GraphResolver::loop_bound(const ast::LoopParts& l,
+                                                        const std::string& var) {
+  std::optional<std::vector<ir::WhereClause>> clauses = where(l.where);
+  if (!clauses) return std::nullopt;
+  if (clauses->size() == 1) {
+    const symbolic::Expr& p = (*clauses)[0].predicate;
+    auto is_var = [&](const symbolic::Expr& x) {
+      const auto* s = x.as<symbolic::Sym>();
+      return s && s->name == var;
+    };
+    auto mentions_var = [&](const symbolic::Expr& x) { return symbolic::free_symbols(x).count(var); };
+    if (const auto* lt = p.as<symbolic::LT>(); lt && is_var(lt->a) && !mentions_var(lt->b))
+      return lt->b;
+    if (const auto* le = p.as<symbolic::LE>(); le && is_var(le->a) && !mentions_var(le->b))
+      return symbolic::simplify(le->b + symbolic::Expr(1));
+  }
+  diags_.error(l.where[0]->loc, "a loop's 'where' clause bounds its var: where " + l.var.name +
+                                    " < 64 (one clause, over the function's symbols)");
+  return std::nullopt;
+}
+
+// for i in lo..hi [where i < B] carry (c = init, ...) [while cond] { body }
+ir::Expr GraphResolver::loop_expr(const ast::Expr& e) {
+  const ast::LoopParts& l = *e.loop;
+  bool ok = true;
+  std::optional<symbolic::Expr> lo;
+  if (!is_dim_like(*l.lo, false)) {
+    diags_.error(l.lo->loc, std::string("a loop starts at an integer expression over symbols, such as 0 "
+                                        "or T; got ") + describe_expr(*l.lo));
+    ok = false;
+  } else {
+    lo = dim(*l.lo, false);
+    ok = ok && lo.has_value();
+  }
+  ir::Expr hi;
+  if (is_dim_like(*l.hi, false)) {
+    std::optional<symbolic::Expr> d = dim(*l.hi, false);
+    if (d) hi = ir::ShapeExpr::make({*d}, l.hi->loc);
+  } else {
+    hi = value(*l.hi); // a run-time count
+  }
+  ok = ok && hi.defined();
+  std::vector<ir::Expr> inits;
+  for (const ast::Carry& c : l.carries) {
+    inits.push_back(value(*c.init));
+    ok = ok && inits.back().defined();
+  }
+  // The loop's symbol: its var's name, unless a symbol or an earlier loop has it.
+  const std::string& written = l.var.name;
+  if (const VarEntry* v = find_var(written)) {
+    diags_.error(l.var.loc, "'" + written + "' is a value here; a loop var names a symbol")
+        .notes.push_back({v->loc, "'" + written + "' is bound here"});
+    ok = false;
+  }
+  std::string var = written;
+  for (int k = 1; symbols_.count(var) || pending_symbols_.count(var) || loop_symbols_.count(var) ||
+                  loop_symbol(var);
+       ++k)
+    var = written + "_" + std::to_string(k);
+  loop_symbols_.insert(var);
+  loop_vars_.emplace_back(written, var);
+  symbolic::Expr bound;
+  if (!l.where.empty()) {
+    std::optional<symbolic::Expr> b = loop_bound(l, var);
+    ok = ok && b.has_value();
+    if (b) bound = *b;
+  }
+  std::vector<ir::VarRef> carries;
+  std::vector<bool> declared;
+  scopes_.emplace_back();
+  for (const ast::Carry& c : l.carries) {
+    Type t;
+    if (c.has_type) {
+      std::optional<Type> ct = type(c.type, TypeUse::Return, c.name.name);
+      if (ct && !ct->is_tensor() && !ct->is_tuple()) {
+        diags_.error(c.type.loc, "a carry is a tensor or a tuple");
+        ct.reset();
+      }
+      ok = ok && ct.has_value();
+      if (ct) t = *ct;
+    }
+    ir::VarRef var_ref = ir::Var::make(c.name.name, t, c.name.loc);
+    if (scopes_.back().count(c.name.name)) {
+      diags_.error(c.name.loc, "'" + c.name.name + "' is carried twice");
+      ok = false;
+    } else if (const VarEntry* prev = find_var(c.name.name)) {
+      diags_.error(c.name.loc, "redefinition of '" + c.name.name + "'")
+          .notes.push_back({prev->loc, "'" + c.name.name + "' is first bound here"});
+      ok = false;
+    }
+    bind_var(c.name, var_ref);
+    carries.push_back(var_ref);
+    declared.push_back(c.has_type);
+  }
+  ir::Expr cond;
+  if (l.cond) {
+    cond = block(*l.cond, /*fn_body=*/false, "");
+    ok = ok && cond.defined();
+  }
+  ir::Expr body = block(*l.body, /*fn_body=*/false, "");
+  ok = ok && body.defined();
+  scopes_.pop_back();
+  loop_vars_.pop_back();
+  if (!ok || !lo) return ir::Expr();
+  return ir::Loop::make(var, *lo, hi, bound, std::move(carries), std::move(declared),
+                        std::move(inits), cond, body, {}, Type(), e.loc);
 }
 
 // ---------------------------------------------------------------- the module

@@ -67,6 +67,22 @@ void collect_symbols(const ir::Expr& e, bool all, std::set<std::string>& symbols
     collect_symbols(i->else_branch, all, symbols, names);
     return;
   }
+  case ir::NodeKind::Loop: {
+    const ir::Loop* l = e.as<ir::Loop>();
+    symbols.insert(l->var);
+    add_symbols(l->lo, symbols);
+    if (l->bound.defined()) add_symbols(l->bound, symbols);
+    if (all && l->trips.defined()) add_symbols(l->trips, symbols);
+    collect_symbols(l->hi, all, symbols, names);
+    for (size_t k = 0; k < l->carries.size(); ++k) {
+      if (names) names->insert(l->carries[k]->name);
+      if (all || l->declared[k]) add_symbols(l->carries[k]->type, symbols);
+      collect_symbols(l->inits[k], all, symbols, names);
+    }
+    collect_symbols(l->cond, all, symbols, names);
+    collect_symbols(l->body, all, symbols, names);
+    return;
+  }
   case ir::NodeKind::Block: {
     const ir::Block* b = e.as<ir::Block>();
     for (const ir::Binding& bind : b->bindings) {

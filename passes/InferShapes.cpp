@@ -125,6 +125,9 @@ private:
   Expr infer(const Expr& e);
   Expr infer_block(const Block& b);
   Expr infer_if(const If& node);
+  Expr infer_loop(const Loop& node);
+  // Whether `got` is `want` (dims proved equal); `got`'s weak dtype may fit `want`'s.
+  bool proved_same_type(const Type& want, const Type& got);
   Expr infer_get_item(const GetItem& g);
   Expr infer_call(const Call& call);
   Type call_op(const OpDef& op, const Call& call);
@@ -310,6 +313,8 @@ Expr BodyInferrer::infer(const Expr& e) {
     return infer_get_item(*e.as<GetItem>());
   case NodeKind::If:
     return infer_if(*e.as<If>());
+  case NodeKind::Loop:
+    return infer_loop(*e.as<Loop>());
   case NodeKind::Block:
     return infer_block(*e.as<Block>());
   case NodeKind::Call:
@@ -395,6 +400,154 @@ Expr BodyInferrer::infer_if(const If& node) {
   known_ = saved_known;
   Type t = unify_branches(then_branch->type, else_branch->type, node.loc);
   return If::make(cond, then_branch, else_branch, t, node.loc);
+}
+
+bool BodyInferrer::proved_same_type(const Type& want, const Type& got) {
+  if (want.kind != got.kind) return false;
+  if (want.is_tuple()) {
+    if (want.fields.size() != got.fields.size()) return false;
+    for (size_t i = 0; i < want.fields.size(); ++i)
+      if (!proved_same_type(want.fields[i], got.fields[i])) return false;
+    return true;
+  }
+  if (!want.is_tensor()) return true;
+  if (got.weak ? !dtype_fits(got, want.dtype) : got.dtype != want.dtype) return false;
+  if (want.rank() != got.rank()) return false;
+  for (size_t i = 0; i < want.rank(); ++i) {
+    sym::Expr x = canon(want.shape[i]), y = canon(got.shape[i]);
+    if (x.same_as(y)) continue;
+    if (s_.pass.prover.prove(sym::eq(x, y), s_.facts).verdict != sym::Verdict::Proved) return false;
+  }
+  return true;
+}
+
+// A loop: the carries have their declared types (or their inits' types) at var := i, the body
+// must give them at i + 1, and the loop's value has them at lo + trips.
+Expr BodyInferrer::infer_loop(const Loop& node) {
+  // An instantiated callee's loop gets a fresh symbol, so that two calls' loops differ.
+  std::string var = node.var;
+  if (instantiation_) {
+    var = s_.ctx.fresh_symbol(node.var).as<sym::Sym>()->name;
+    subst_[node.var] = sym::sym(var);
+  }
+  const sym::Expr i = sym::sym(var);
+  auto at = [&](const Type& t, const sym::Expr& value) {
+    return canon(substitute(t, {{var, value}}));
+  };
+  const std::string what = "the loop over '" + node.var + "'";
+  sym::Expr lo = canon(substitute(node.lo, subst_));
+  sym::Expr bound = node.bound.defined() ? canon(substitute(node.bound, subst_)) : node.bound;
+  Expr hi = infer(node.hi);
+  sym::Expr end; // hi as a dim, when it is one
+  if (const ShapeExpr* s = hi.as<ShapeExpr>(); s && s->dims.size() == 1) {
+    end = s->dims[0];
+  } else {
+    const Type& ht = hi->type;
+    if (!ht.is_unknown() && !(ht.is_tensor() && ht.rank() == 0 && is_int(ht.dtype)))
+      error(argument_loc(node.hi, node.loc),
+            what + " runs to " + to_string(ht) + "; a loop ends at a dim or an integer scalar");
+    if (!bound.defined())
+      error(argument_loc(node.hi, node.loc),
+            what + " ends at a value known only at run time; declare its bound: for " + node.var +
+                " in ... where " + node.var + " < 64");
+  }
+  std::vector<Expr> inits;
+  for (const Expr& init : node.inits)
+    inits.push_back(infer(init));
+
+  // Carry types at var := i; a declared one must start as its init.
+  std::vector<VarRef> carries;
+  std::vector<Type> types;
+  bool ok = true;
+  for (size_t k = 0; k < node.carries.size(); ++k) {
+    const VarRef& c = node.carries[k];
+    Type t = inits[k]->type;
+    if (t.is_tensor()) t.weak = false;
+    if (node.declared[k]) {
+      Type declared = instantiation_ ? canon(substitute(c->type, subst_)) : c->type;
+      if (!has_unknown(inits[k]->type) && !proved_same_type(at(declared, lo), inits[k]->type)) {
+        error(argument_loc(inits[k], c->loc),
+              "carry '" + c->name + "' starts as " + to_string(inits[k]->type) + ", not " +
+                  to_string(at(declared, lo)) + " (its type at " + node.var + " = " +
+                  sym::to_string(lo) + ")");
+        ok = false;
+      }
+      t = declared;
+    }
+    VarRef nv = Var::make(c->name, t, c->loc);
+    vars_[c.get()] = Expr(nv);
+    carries.push_back(nv);
+    types.push_back(t);
+  }
+
+  // Inside: lo <= i < end (and i < bound). What the body learns does not hold after it.
+  sym::Facts saved = s_.facts;
+  std::set<std::string> saved_known = known_;
+  auto assume = [&](const sym::Expr& p, const std::string& why) {
+    s_.ctx.record(p, node.loc, why, ShapeFact::Origin::Op, ShapeFact::Status::Assumed);
+  };
+  assume(sym::le(lo, i), what + ": its var starts at " + sym::to_string(lo));
+  if (end.defined()) assume(sym::lt(i, end), what + ": its var stays below its end");
+  if (bound.defined()) assume(sym::lt(i, bound), what + ": its declared bound");
+  s_.absorb();
+  known_.insert(var);
+  Expr cond;
+  if (node.cond.defined()) {
+    cond = infer(node.cond);
+    const Type& ct = cond->type;
+    if (!ct.is_unknown() && !(ct.is_tensor() && ct.dtype == DType::Bool && ct.rank() == 0))
+      error(argument_loc(node.cond, node.loc),
+            "the condition of " + what + " must be a bool[] tensor, got " + to_string(ct));
+  }
+  Expr body = infer(node.body);
+  const Type& bt = body->type;
+  if (!has_unknown(bt) && ok) {
+    std::vector<Type> next = carries.size() == 1 ? std::vector<Type>{bt} : bt.fields;
+    if (carries.size() > 1 && (!bt.is_tuple() || bt.fields.size() != carries.size())) {
+      error(argument_loc(node.body, node.loc),
+            "the body of " + what + " gives " + to_string(bt) + "; it must give the next " +
+                std::to_string(carries.size()) + " carries as a tuple");
+      next.clear();
+      ok = false;
+    }
+    for (size_t k = 0; k < next.size(); ++k) {
+      Type want = at(types[k], canon(i + sym::Expr(1)));
+      if (proved_same_type(want, next[k])) continue;
+      ok = false;
+      const std::string& name = carries[k]->name;
+      Diagnostic& d = error(argument_loc(node.body, node.loc),
+                            "carry '" + name + "' is " + to_string(types[k]) +
+                                " when an iteration starts, so the body must give " +
+                                to_string(want) + "; it gives " + to_string(next[k]));
+      if (!node.declared[k])
+        d.notes.push_back({carries[k]->loc, "declare how '" + name + "' changes with '" +
+                                                node.var + "': carry (" + name +
+                                                ": TYPE = ...), its dims using " + node.var});
+    }
+  }
+  s_.facts = saved;
+  known_ = saved_known;
+
+  // How many iterations run: hi - lo, or a fresh symbol bound when the loop ends.
+  sym::Expr trips;
+  if (end.defined() && !cond.defined() && s_.ctx.proved(sym::le(lo, end))) {
+    trips = canon(end - lo);
+  } else {
+    trips = s_.ctx.fresh_symbol("trips");
+    sym::Expr most = end.defined() ? canon(end - lo) : canon(bound - lo);
+    assume(sym::le(sym::Expr(0), trips), what + ": its trip count");
+    if (most.defined()) assume(sym::le(trips, sym::max(most, sym::Expr(0))), what + ": its trip count");
+    s_.absorb();
+  }
+  Type type = Type::unknown();
+  if (ok && !has_unknown(bt)) {
+    std::vector<Type> out;
+    for (const Type& t : types)
+      out.push_back(at(t, canon(lo + trips)));
+    type = out.size() == 1 ? out[0] : Type::tuple(std::move(out));
+  }
+  return Loop::make(var, lo, hi, bound, std::move(carries), node.declared, std::move(inits), cond,
+                    body, trips, type, node.loc);
 }
 
 Type BodyInferrer::unify_branches(const Type& a, const Type& b, SourceLoc loc) {

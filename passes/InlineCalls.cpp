@@ -225,6 +225,8 @@ private:
       return block(*e.as<ir::Block>(), s, out, hint);
     case ir::NodeKind::If:
       return if_expr(e, s, out, hint);
+    case ir::NodeKind::Loop:
+      return loop_expr(e, s, out, hint);
     case ir::NodeKind::Call:
       return call(e, s, out, hint);
     default:
@@ -384,6 +386,13 @@ private:
       return mentions_var(i->cond, vars) || mentions_var(i->then_branch, vars) ||
              mentions_var(i->else_branch, vars);
     }
+    case ir::NodeKind::Loop: {
+      const ir::Loop* l = e.as<ir::Loop>();
+      for (const Expr& init : l->inits)
+        if (mentions_var(init, vars)) return true;
+      return mentions_var(l->hi, vars) || mentions_var(l->cond, vars) ||
+             mentions_var(l->body, vars);
+    }
     case ir::NodeKind::Block: {
       const ir::Block* b = e.as<ir::Block>();
       for (const ir::Binding& bind : b->bindings)
@@ -442,6 +451,42 @@ private:
     Expr then_branch = branch(i->then_branch);
     Expr else_branch = branch(i->else_branch);
     Expr value = ir::If::make(cond, then_branch, else_branch, {}, e->loc);
+    return emit(hint, value, s.own ? e->type : ir::Type::unknown(), out, e->loc);
+  }
+
+  // A loop: its inits and end flattened before it, its cond and body flattened in their own
+  // blocks. A callee's loop gets a fresh symbol, so that two calls' loops differ.
+  Value loop_expr(const Expr& e, Scope& s, std::vector<ir::Binding>& out, const std::string& hint) {
+    const ir::Loop* l = e.as<ir::Loop>();
+    Expr hi = l->hi.is<ir::ShapeExpr>() ? atom(expr(l->hi, s, out, "")) : operand(l->hi, s, out);
+    std::vector<Expr> inits;
+    for (size_t k = 0; k < l->inits.size(); ++k)
+      inits.push_back(atom(expr(l->inits[k], s, out, l->carries[k]->name)));
+    Scope inner = s;
+    std::string var = l->var;
+    if (!s.own) {
+      var = names_.fresh(l->var);
+      inner.symbols[l->var] = sym::sym(var);
+    }
+    std::vector<ir::VarRef> carries;
+    for (size_t k = 0; k < l->carries.size(); ++k) {
+      const ir::VarRef& c = l->carries[k];
+      ir::Type t = l->declared[k] ? subst(c->type, inner) : ir::Type::unknown();
+      carries.push_back(ir::Var::make(s.own ? names_.own(c->name) : names_.fresh(c->name), t, c->loc));
+      inner.env[c.get()] = Value{Expr(carries.back()), {}};
+    }
+    auto nested = [&](const Expr& b) {
+      if (!b.defined()) return Expr();
+      Scope scope = inner;
+      std::vector<ir::Binding> bindings;
+      Value r = block(*b.as<ir::Block>(), scope, bindings, "");
+      return ir::Block::make(std::move(bindings), materialize(r), b->loc);
+    };
+    Expr cond = nested(l->cond);
+    Expr body = nested(l->body);
+    sym::Expr bound = l->bound.defined() ? subst(l->bound, s) : l->bound;
+    Expr value = ir::Loop::make(var, subst(l->lo, s), hi, bound, std::move(carries), l->declared,
+                                std::move(inits), cond, body, {}, {}, e->loc);
     return emit(hint, value, s.own ? e->type : ir::Type::unknown(), out, e->loc);
   }
 
@@ -753,6 +798,26 @@ Ref<ir::Function> substitute_symbols(const ir::Function& f, const SymbolMap& map
         Expr c = expr(i->cond);
         Expr t = expr(i->then_branch);
         return ir::If::make(c, t, expr(i->else_branch), {}, e->loc);
+      }
+      case ir::NodeKind::Loop: {
+        const ir::Loop* l = e.as<ir::Loop>();
+        Expr hi = expr(l->hi);
+        std::vector<Expr> inits;
+        for (const Expr& init : l->inits)
+          inits.push_back(expr(init));
+        std::vector<ir::VarRef> carries;
+        for (size_t k = 0; k < l->carries.size(); ++k) {
+          const ir::VarRef& c = l->carries[k];
+          carries.push_back(ir::Var::make(c->name, l->declared[k] ? type(c->type) : c->type, c->loc));
+          vars[c.get()] = Expr(carries.back());
+        }
+        Expr cond = l->cond.defined() ? expr(l->cond) : l->cond;
+        Expr body = expr(l->body);
+        sym::Expr bound =
+            l->bound.defined() ? sym::simplify(ir::substitute(l->bound, map)) : l->bound;
+        return ir::Loop::make(l->var, sym::simplify(ir::substitute(l->lo, map)), hi, bound,
+                              std::move(carries), l->declared, std::move(inits), cond, body, {},
+                              {}, e->loc);
       }
       case ir::NodeKind::Block: {
         const ir::Block* b = e.as<ir::Block>();

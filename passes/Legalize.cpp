@@ -37,9 +37,9 @@ public:
   }
 
 private:
-  // One block: the fn's body, or a branch of an if. Its bindings are described, fused among
-  // themselves and materialized; an if's branches are legalized as blocks of their own, so
-  // nothing is fused across a branch's boundary.
+  // One block: the fn's body, a branch of an if, or a loop's condition or body. Its bindings
+  // are described, fused among themselves and materialized; nested blocks are legalized on
+  // their own, so nothing is fused across their boundaries.
   ir::Expr legalize_block(const ir::Block& body) {
     std::vector<lowering::FnItem> items;
     // Values nothing reads get no kernel.
@@ -88,6 +88,7 @@ private:
       if (item.desc && item.ops.size() > 1) item.desc->op = kernel_stem(item);
       if (item.desc) value = lowering::materialize(std::move(*item.desc), ctx_);
       if (const ir::If* i = value.as<ir::If>()) value = legalize_if(*i);
+      if (const ir::Loop* l = value.as<ir::Loop>()) value = legalize_loop(*l);
       if (!value.defined()) return {};
       for (ir::Binding& inserted : ctx_.take_inserted())
         out.push_back(std::move(inserted));
@@ -116,6 +117,29 @@ private:
       if (!branches[k].defined()) return {};
     }
     return ir::If::make(i.cond, branches[0], branches[1], i.type, i.loc);
+  }
+
+  // A loop's condition and body are blocks of their own, like an if's branches.
+  ir::Expr legalize_loop(const ir::Loop& l) {
+    bool atoms = l.hi.is<ir::ShapeExpr>() || is_atom(l.hi);
+    for (const ir::Expr& init : l.inits)
+      atoms = atoms && is_atom(init);
+    if (!atoms) {
+      pass_.diags.error(l.loc, "legalize: the end or an init of a loop is not a var (run "
+                               "inline_calls first)");
+      return {};
+    }
+    auto nested = [&](const ir::Expr& e) -> ir::Expr {
+      auto scope = ctx_.open_scope();
+      ir::Expr out = legalize_block(*e.as<ir::Block>());
+      ctx_.close_scope(std::move(scope));
+      return out;
+    };
+    ir::Expr cond = l.cond.defined() ? nested(l.cond) : l.cond;
+    if (l.cond.defined() && !cond.defined()) return {};
+    ir::Expr body = nested(l.body);
+    if (!body.defined()) return {};
+    return l.with(l.lo, l.hi, l.carries, l.inits, cond, body, l.trips, l.type);
   }
 
 public:

@@ -1,5 +1,6 @@
 #include "passes/LowerHost.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -194,6 +195,7 @@ private:
     std::optional<std::vector<int>> ids;
     if (const auto* call = b.value.as<ir::Call>()) ids = lower_call(*call, b.value->type, name);
     else if (const auto* i = b.value.as<ir::If>()) ids = lower_if(*i, name);
+    else if (const auto* l = b.value.as<ir::Loop>()) ids = lower_loop(*l, name);
     else ids = buffers_of(b.value);
     if (!ids) return false;
     if (b.vars.size() == 1 && ids->size() != 1) {
@@ -381,6 +383,136 @@ private:
     return results;
   }
 
+  // A run-time symbol named after `hint` that nothing has used yet.
+  std::string fresh_runtime_name(const std::string& hint) {
+    std::string name = hint;
+    for (int k = 1; bound_.count(name) || ir::find_runtime_symbol(p_, name); ++k)
+      name = hint + std::to_string(k);
+    return name;
+  }
+
+  // A copy step from buffer `from` into `to`.
+  void add_copy(int from, int to, std::vector<HostStep>& steps) {
+    HostStep copy;
+    copy.kind = HostStep::Kind::Copy;
+    copy.buffers = {from, to};
+    steps.push_back(std::move(copy));
+  }
+
+  // for var in lo..end carry (...) while cond { body }: one arena slot per carry, sized for the
+  // last iteration (var = end). The inits are copied in; each iteration runs the condition
+  // and the body and copies the body's results into the slots (never computed into them: the
+  // body reads the old values while it makes the new ones). The loop's values are the slots.
+  std::optional<std::vector<int>> lower_loop(const ir::Loop& l, const std::string& name) {
+    const std::string location = location_text(sources_, l.loc);
+    const std::string what = "the loop over '" + l.var + "'";
+    const Expr var = symbolic::sym(l.var);
+    if (!l.trips.defined()) return fail(l.loc, what + " has no trip count (run infer_shapes)");
+    if (bound_.count(l.var) || ir::find_runtime_symbol(p_, l.var))
+      return fail(l.loc, what + ": its symbol is bound twice");
+    Expr end, most; // the end, and its largest value
+    if (const auto* s = l.hi.as<ir::ShapeExpr>()) {
+      end = s->dims.at(0);
+      most = end;
+    } else {
+      auto ids = buffers_of(l.hi);
+      if (!ids) return std::nullopt;
+      if (ids->size() != 1) return fail(l.loc, what + " ends at a tuple");
+      end = symbolic::sym(fresh_runtime_name(l.var + "_end"));
+      most = l.bound;
+      if (!add_runtime_symbol(end, l.bound,
+                              "the end of " + what + " (declared " + l.var + " < " +
+                                  symbolic::to_string(l.bound) + ")",
+                              l.loc, (*ids)[0], {}))
+        return std::nullopt;
+    }
+    p_.runtime_symbols.push_back(ir::RuntimeSymbol{
+        l.var, symbolic::simplify(symbolic::max(l.lo, ir::at_upper_bounds(p_, most))),
+        "the var of " + what});
+    auto at = [&](const ir::Type& t, const Expr& value) {
+      ir::Type out = ir::substitute(t, {{l.var, value}});
+      for (Expr& d : out.shape) d = symbolic::simplify(d);
+      return out;
+    };
+    std::vector<int> slots;
+    for (size_t k = 0; k < l.carries.size(); ++k) {
+      const ir::Var& c = *l.carries[k];
+      if (!c.type.is_tensor()) return fail(c.loc, "carry '" + c.name + "' is a tuple; carry its tensors one by one");
+      // Sizes are planned at the largest var; a dim that shrinks as var grows would not fit.
+      for (const Expr& d : c.type.shape) {
+        const auto* step = symbolic::simplify(ir::substitute(d, {{l.var, var + Expr(1)}}) - d).as<symbolic::Const>();
+        if (!step || step->value < 0)
+          return fail(c.loc, "carry '" + c.name + "' has the dim " + symbolic::to_string(d) +
+                                 ", which does not grow steadily with '" + l.var +
+                                 "'; the arena is planned at the loop's last iteration");
+      }
+      auto init = buffers_of(l.inits[k]);
+      if (!init) return std::nullopt;
+      if (init->size() != 1) return fail(l.inits[k]->loc, "the init of carry '" + c.name + "' is a tuple");
+      HostBuffer slot;
+      slot.name = c.name;
+      slot.dtype = c.type.dtype;
+      slot.shape = c.type.shape;
+      slot.storage = HostBuffer::Storage::Arena;
+      slots.push_back(add_buffer(std::move(slot)));
+      add_copy((*init)[0], add_alias(slots.back(), at(c.type, l.lo), c.name), p_.steps);
+    }
+    HostStep step;
+    step.kind = HostStep::Kind::Loop;
+    step.callee = l.var;
+    step.ints = {l.lo, end};
+    step.location = location;
+    const std::set<std::string> before = bound_;
+    bound_.insert(l.var);
+    for (size_t k = 0; k < l.carries.size(); ++k) values_[l.carries[k]->name] = {slots[k]};
+    if (l.cond.defined()) {
+      auto cond = lower_branch(l.cond, step.cond_steps);
+      if (!cond) return std::nullopt;
+      if (cond->size() != 1) return fail(l.cond->loc, "the condition of " + what + " is a tuple");
+      step.buffers = *cond;
+    }
+    auto next = lower_branch(l.body, step.body_steps);
+    if (!next) return std::nullopt;
+    if (next->size() != slots.size())
+      return fail(l.loc, "the body of " + what + " gives " + std::to_string(next->size()) +
+                             " values for " + std::to_string(slots.size()) + " carries");
+    // A result that is another carry's slot (a swap) is copied aside first.
+    std::vector<int> sources = *next;
+    for (size_t k = 0; k < slots.size(); ++k) {
+      int root = ir::alias_root(p_, sources[k]);
+      bool other_slot = root != slots[k] && std::count(slots.begin(), slots.end(), root);
+      if (!other_slot) continue;
+      HostBuffer aside = p_.buffers[sources[k]];
+      aside.name = l.carries[k]->name + ".next";
+      aside.storage = HostBuffer::Storage::Arena;
+      int id = add_buffer(std::move(aside));
+      add_copy(sources[k], id, step.body_steps);
+      sources[k] = id;
+    }
+    for (size_t k = 0; k < slots.size(); ++k) {
+      if (ir::alias_root(p_, sources[k]) == slots[k]) continue; // already in place
+      const ir::Var& c = *l.carries[k];
+      add_copy(sources[k], add_alias(slots[k], at(c.type, var + Expr(1)), c.name), step.body_steps);
+    }
+    bound_ = before;
+    p_.steps.push_back(std::move(step));
+    // The trip count, when the loop may stop early or ends at a run-time value.
+    const Expr exit = symbolic::simplify(l.lo + l.trips);
+    if (const auto* trips = l.trips.as<symbolic::Sym>(); trips && !bound_.count(trips->name)) {
+      Expr bound = symbolic::simplify(symbolic::max(ir::at_upper_bounds(p_, most) - l.lo, Expr(0)));
+      if (!add_runtime_symbol(l.trips, bound, "the trip count of " + what, l.loc, -1,
+                              symbolic::simplify(var - l.lo)))
+        return std::nullopt;
+    }
+    std::vector<int> results;
+    for (size_t k = 0; k < slots.size(); ++k) {
+      const ir::Var& c = *l.carries[k];
+      results.push_back(add_alias(slots[k], at(c.type, exit),
+                                  slots.size() == 1 ? name : name + "." + std::to_string(k)));
+    }
+    return results;
+  }
+
   std::optional<std::vector<int>> lower_kernel(const ir::Call& call, const ir::PrimFunc& prim,
                                                const std::vector<int>& args, const ir::Type& type,
                                                const std::string& name) {
@@ -448,11 +580,11 @@ private:
     auto ids = buffers_of(result);
     if (!ids) return false;
     // An output shaped by a run-time symbol is allocated where it is first written, after the
-    // symbol is bound; inside an if that would be on one path only, so one written there is
-    // copied out after the if instead.
+    // symbol is bound; inside an if or a loop that would be on one path only (or repeated), so
+    // one written there is copied out afterwards instead.
     std::set<int> in_branches;
     for (const HostStep& s : p_.steps) {
-      if (s.kind != HostStep::Kind::If) continue;
+      if (s.kind != HostStep::Kind::If && s.kind != HostStep::Kind::Loop) continue;
       ir::for_each_step({s}, [&](const HostStep& t, int) {
         for (int id : t.buffers) in_branches.insert(ir::alias_root(p_, id));
       });

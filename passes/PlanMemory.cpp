@@ -104,16 +104,27 @@ void plan_program(ir::HostProgram& p, PassContext& ctx) {
   // Steps in program order, both branches of an if one after the other: only one runs, so
   // a buffer live in one branch never meets one live only in the other, and a buffer that
   // lives across the if spans both.
+  // A loop's steps repeat: a buffer from before the loop that the loop uses (a carry's slot,
+  // an input of the body) lives until the loop ends.
   std::vector<int> first(p.buffers.size(), -1), last(p.buffers.size(), -1);
+  std::vector<std::pair<int, int>> loops; // first and last position of each loop
   int steps = 0;
   ir::for_each_step(p.steps, [&](const ir::HostStep& s, int step) {
     steps = step + 1;
+    if (s.kind == ir::HostStep::Kind::Loop) loops.emplace_back(step, step + ir::step_count(s) - 1);
     for (int id : s.buffers) {
       int r = ir::alias_root(p, id);
       if (first[r] < 0) first[r] = step;
       last[r] = step;
     }
   });
+  // Outer loops come first, so a buffer extended to an inner loop's end is then extended to
+  // the enclosing loop's end when it started before that.
+  for (size_t k = loops.size(); k-- > 0;) {
+    auto [begin, end] = loops[k];
+    for (size_t b = 0; b < p.buffers.size(); ++b)
+      if (first[b] >= 0 && first[b] < begin && last[b] >= begin) last[b] = std::max(last[b], end);
+  }
   symbolic::Facts facts;
   for (const ir::HostCheck& c : p.checks) facts.add(c.predicate);
   std::vector<int> ids;

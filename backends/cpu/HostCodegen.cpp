@@ -457,6 +457,9 @@ private:
       case ir::HostStep::Kind::Bind:
         emit_bind(s);
         break;
+      case ir::HostStep::Kind::Loop:
+        emit_loop(s);
+        break;
       }
       if (!ok()) return;
     }
@@ -496,6 +499,46 @@ private:
     b_.SetInsertPoint(else_block);
     emit_steps(s.else_steps);
     b_.CreateBr(done);
+    pointers_ = before;
+    b_.SetInsertPoint(done);
+  }
+
+  // var := start; while var < end { cond steps; stop unless cond; body steps; ++var }. The var
+  // lives in its run-time symbol's slot, which holds where the loop stopped afterwards.
+  void emit_loop(const ir::HostStep& s) {
+    auto slot = runtime_slots_.find(s.callee);
+    if (slot == runtime_slots_.end() || s.ints.size() != 2) {
+      fail("a loop step over '" + s.callee + "', which is not a run-time symbol");
+      return;
+    }
+    if (!s.buffers.empty() && !step_buffers(s, 1, "the condition of a loop")) return;
+    llvm::Value* start = eval(s.ints[0], "the start of the loop over " + s.callee);
+    llvm::Value* end = eval(s.ints[1], "the end of the loop over " + s.callee);
+    if (!ok()) return;
+    b_.CreateStore(start, slot->second);
+    llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx_, "loop.head", fn_);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "loop.body", fn_);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "loop.end", fn_);
+    b_.CreateBr(head);
+    // Pointers made inside the loop do not dominate its exit.
+    const std::vector<llvm::Value*> before = pointers_;
+    b_.SetInsertPoint(head);
+    llvm::Value* i = b_.CreateLoad(i64_, slot->second, s.callee);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, end), body, done);
+    b_.SetInsertPoint(body);
+    emit_steps(s.cond_steps);
+    if (!ok()) return;
+    if (!s.buffers.empty()) {
+      llvm::Value* go = b_.CreateICmpNE(read_scalar(s.buffers[0], 1, "while"), b_.getInt8(0));
+      llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx_, "loop.iteration", fn_);
+      b_.CreateCondBr(go, next, done);
+      b_.SetInsertPoint(next);
+    }
+    emit_steps(s.body_steps);
+    if (!ok()) return;
+    llvm::Value* current = b_.CreateLoad(i64_, slot->second, s.callee);
+    b_.CreateStore(b_.CreateAdd(current, b_.getInt64(1)), slot->second);
+    b_.CreateBr(head);
     pointers_ = before;
     b_.SetInsertPoint(done);
   }

@@ -229,11 +229,80 @@ private:
       bool taken = ir::is_float(c->dtype) ? load_f(*c, 0) != 0.0 : load_i(*c, 0) != 0;
       return eval(frame, taken ? i->then_branch : i->else_branch);
     }
+    case ir::NodeKind::Loop:
+      return eval_loop(frame, *e.as<ir::Loop>());
     case ir::NodeKind::Call:
       return eval_call(frame, *e.as<ir::Call>());
     default:
       return fail(std::string("cannot interpret a ") + ir::node_kind_name(e.kind()) + " node");
     }
+  }
+
+  // Each iteration starts from the symbols bound before the loop, with var := i, so that what
+  // an iteration binds (a nonzero count) is bound afresh by the next.
+  Result eval_loop(Frame& frame, const ir::Loop& l) {
+    const std::string where = loc_string(l.loc);
+    std::optional<int64_t> lo = eval_dim(frame, l.lo);
+    if (!lo) return std::nullopt;
+    Result end = eval(frame, l.hi);
+    if (!end) return end;
+    std::optional<int64_t> hi;
+    if (end->kind == Value::Kind::Shape && end->dims.size() == 1) hi = end->dims[0];
+    else if (end->is_tensor() && end->numel() == 1) hi = as_int(*end);
+    if (!hi) return fail("the end of the loop at " + where + " is not an integer");
+    if (l.bound.defined()) {
+      std::optional<int64_t> bound = eval_dim(frame, l.bound);
+      if (!bound) return std::nullopt;
+      // A run-time end lies in [0, bound], as the compiled code checks.
+      if (*hi < 0 || *hi > *bound)
+        return fail("the end of the loop over '" + l.var + "' at " + where + " is " +
+                    std::to_string(*hi) + ", outside its declared bound: 0 <= end <= " +
+                    std::to_string(*bound));
+    }
+    std::vector<Value> carries;
+    for (const ir::Expr& init : l.inits) {
+      Result r = eval(frame, init);
+      if (!r) return r;
+      carries.push_back(std::move(*r));
+    }
+    const symbolic::Bindings before = frame.syms;
+    const std::vector<bool> checked = frame.checked;
+    int64_t i = *lo;
+    for (; i < *hi; ++i) {
+      frame.syms = before;
+      frame.syms[l.var] = i;
+      frame.checked = checked;
+      for (size_t k = 0; k < carries.size(); ++k) {
+        if (!match_type(frame, "carry '" + l.carries[k]->name + "' at " + l.var + " = " +
+                                   std::to_string(i),
+                        l.carries[k]->type, carries[k]))
+          return std::nullopt;
+        frame.env[l.carries[k].get()] = carries[k];
+      }
+      if (l.cond.defined()) {
+        Result c = eval(frame, l.cond);
+        if (!c) return c;
+        if (!c->is_tensor() || c->numel() != 1)
+          return fail("the condition of the loop at " + where + " is not a scalar");
+        if ((ir::is_float(c->dtype) ? load_f(*c, 0) != 0.0 : load_i(*c, 0) != 0) == false) break;
+      }
+      Result next = eval(frame, l.body);
+      if (!next) return next;
+      if (carries.size() == 1) {
+        carries[0] = std::move(*next);
+      } else if (next->kind == Value::Kind::Tuple && next->items.size() == carries.size()) {
+        carries = std::move(next->items);
+      } else {
+        return fail("the body of the loop at " + where + " does not give " +
+                    std::to_string(carries.size()) + " carries");
+      }
+    }
+    frame.syms = before;
+    frame.checked = checked;
+    if (const auto* trips = l.trips.as<symbolic::Sym>(); trips && !frame.syms.count(trips->name))
+      frame.syms[trips->name] = i - *lo;
+    if (carries.size() == 1) return std::move(carries[0]);
+    return make_tuple(std::move(carries));
   }
 
   Result eval_block(Frame& frame, const ir::Block& block) {

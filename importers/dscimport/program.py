@@ -34,7 +34,7 @@ KEYWORDS = {
     "import", "fn", "prim", "extern", "let", "var", "return", "if", "else", "for", "in",
     "where", "parallel", "vectorize", "unroll", "alloc", "local", "shared", "global", "true",
     "false", "bool", "i8", "i32", "i64", "f16", "bf16", "f32", "f64", "tensor", "int", "float",
-    "str",
+    "str", "carry", "while",
 }
 # Op and composite names: legal as value names in dsc, but confusing to read.
 OP_NAMES = {
@@ -43,6 +43,7 @@ OP_NAMES = {
     "rsqrt", "sigmoid", "abs", "neg", "sum", "max", "min", "mean", "reshape", "permute",
     "broadcast_to", "concat", "split", "slice", "take", "pad", "matmul", "conv2d", "arange",
     "full", "zeros", "shape_of", "nonzero", "nn", "select", "max_pool2d", "avg_pool2d",
+    "sin", "cos", "argmax", "argmin",
 }
 RESERVED = KEYWORDS | OP_NAMES
 

@@ -13,7 +13,7 @@ const char* const kWords[] = {
     "import", "fn",   "prim",   "extern",   "let",       "var",    "return", "if",    "else",
     "for",    "in",   "where",  "parallel", "vectorize", "unroll", "alloc",  "local", "shared",
     "global", "true", "false",  "tensor",   "int",       "float",  "str",    "min",   "max",
-    "cast"};
+    "cast",   "carry", "while"};
 
 bool ends_with_digit(std::string_view s) {
   return !s.empty() && s.back() >= '0' && s.back() <= '9';

@@ -98,6 +98,14 @@ void emit_bindings(const ir::Expr& block, std::ostringstream& os, int indent) {
       emit_bindings(i->then_branch, os, indent + 2);
       emit_bindings(i->else_branch, os, indent + 2);
     }
+    // A loop's carries (at the start of iteration `var`), then its body's values.
+    if (const ir::Loop* l = binding.value.as<ir::Loop>()) {
+      for (const ir::VarRef& c : l->carries)
+        os << pad << "  " << c->name << ": " << canonical_type(c->type) << "  (carried, at "
+           << l->var << ")\n";
+      if (l->cond.defined()) emit_bindings(l->cond, os, indent + 2);
+      emit_bindings(l->body, os, indent + 2);
+    }
   }
 }
 

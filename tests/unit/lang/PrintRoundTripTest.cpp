@@ -189,6 +189,23 @@ fn layer(x: f32[B, S, 768], mask: f32[B, S], w_qkv: f32[768, 2304], b_qkv: f32[2
   let q = if c { x } else { y }
   return (r, q + (if d { x } else { y }))
 })",
+    // Loops: a growing carry, a run-time end with its bound, conditions simple and not.
+    R"(fn loops(x: f32[T, D], y: f32[1, D], n: i64[], s: f32[N]) -> tensor {
+  let c = for i in 0..N carry (cache: f32[T + i, D] = x) {
+    concat([cache, y], axis=0)
+  }
+  let a, b = for j in 1..n where j < 64 carry (a = y, b: f32[j, D] = y) while sum(a) < 3.0 {
+    let a2 = a * 2.0
+    (a2, concat([b, a2], axis=0))
+  }
+  let z = for k in 0..N carry (z = y) while {
+    let m = max(z)
+    m < 1.0
+  } {
+    for i in 0..T carry (w = z) { w + 1.0 }
+  }
+  return (c, a, b, z)
+})",
     // Anonymous dims and dims as values.
     R"(fn anon(x: f32[?, 4], y: f32[?, ?], z: f32[_d0, _d2]) -> f32[_d0, 4] {
   let s = slice(x, axis=0, start=0, end=_d0 - 1, step=1)
