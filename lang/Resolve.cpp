@@ -852,6 +852,15 @@ ir::Expr GraphResolver::index(const ast::Expr& e) {
     return ir::Expr();
   }
   const ast::Expr& i = *e.operands[1];
+  // `x[mask]`: the elements (or rows) of a tensor where a bool mask holds.
+  const bool literal = i.kind == ast::ExprKind::Int || i.kind == ast::ExprKind::Unary ||
+                       i.kind == ast::ExprKind::Float || i.kind == ast::ExprKind::String ||
+                       i.kind == ast::ExprKind::Bool;
+  if (!literal) {
+    ir::Expr mask = value(i);
+    if (!base.defined() || !mask.defined()) return ir::Expr();
+    return ir::Call::make("mask_select", {base, mask}, {}, Type(), e.loc);
+  }
   if (i.kind != ast::ExprKind::Int) {
     diags_
         .error(i.loc,

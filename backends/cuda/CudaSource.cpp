@@ -91,7 +91,7 @@ const std::set<std::string>& reserved_words() {
       "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename",
       "union", "unsigned", "using", "virtual", "void", "volatile", "while", "threadIdx",
       "blockIdx", "blockDim", "gridDim", "warpSize", "main", "min", "max", "abs", "exp", "log",
-      "sqrt", "erf", "tanh", "pow", "INFINITY", "NAN"};
+      "sqrt", "erf", "tanh", "sin", "cos", "pow", "INFINITY", "NAN"};
   return words;
 }
 

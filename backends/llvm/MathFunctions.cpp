@@ -1,5 +1,8 @@
 #include "backends/llvm/MathFunctions.h"
 
+#include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,11 @@ constexpr float kErfcScaled[] = {0x1.b5e79ep-3f,  -0x1.38dbb8p-4f,  0x1.a8b5b6p-
                                  -0x1.9b0b72p-11f, 0x1.e8036ap-13f, -0x1.0a57b8p-14f, 0x1.b82660p-17f, -0x1.179d7ep-17f,
                                  0x1.5bccc8p-20f, 0x1.d96a5ap-21f,  0x1.121006p-21f};
 
+// 2/pi in binary, most significant bit first (2/pi = 0x0.a2f9836e4e44...): 288 bits, of which
+// sin and cos read up to bit 211.
+constexpr uint32_t kTwoOverPiBits[] = {0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599,
+                                       0x3c439041, 0xfe5163ab, 0xdebbc561, 0xb7246e3a};
+
 // ln 2 split so that n * kLn2Hi is exact for |n| < 2^9; kLn2Lo is the float nearest the rest.
 constexpr float kLn2Hi = 0x1.62e4p-1f;
 constexpr float kLn2Lo = 0x1.7f7d1cp-20f;
@@ -49,6 +57,8 @@ constexpr double kLog2ED = 0x1.71547652b82fep+0;
 constexpr double kRoundMagicD = 0x1.8p52;
 constexpr int64_t kRoundMagicBitsD = 0x4338000000000000;
 constexpr int64_t kSqrtHalfBitsD = 0x3fe6a09e667f3bcd;
+
+constexpr double kPiOver2D = 0x1.921fb54442d18p+0;
 
 // Emission helpers over one floating-point type (scalar or vector of it).
 class Ops {
@@ -164,6 +174,108 @@ llvm::Value* emit_erf_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* res = b.CreateSelect(b.CreateFCmpOLT(a, o.c(1.0)), small, large);
   res = b.CreateSelect(b.CreateFCmpOGT(a, o.c(3.92)), o.c(1.0), res);
   return o.copysign(res, x);
+}
+
+// Bits [first, first + count) of 2/pi, bit i worth 2^-i, as an integer; count <= 53.
+uint64_t two_over_pi_bits(int first, int count) {
+  internal_assert(first >= 1 && count <= 53 &&
+                  static_cast<size_t>(first + count - 1) <= 32 * std::size(kTwoOverPiBits))
+      << "bits " << first << ".." << first + count - 1 << " of 2/pi";
+  uint64_t v = 0;
+  for (int i = first; i < first + count; ++i) {
+    uint32_t word = kTwoOverPiBits[(i - 1) / 32];
+    v = (v << 1) | ((word >> (31 - (i - 1) % 32)) & 1u);
+  }
+  return v;
+}
+
+// The argument reduction of sin and cos on floats (Payne and Hanek, with a table). A finite
+// |x| is M 2^E with M an integer below 2^24 and E in [-149, 104]; then x 2/pi is, modulo 4
+// (which the quadrant only needs), M F_E with F_E = 2^E 2/pi less its multiples of 4: the bits
+// of 2/pi from 2^1 down, at most 4. Row e - 1 of the table (e the biased exponent, 1 for
+// subnormals) holds F_E as three doubles of 28, 28 and 53 bits, so that M F1 and M F2 are
+// exact: the reduced v is within 2^-82 of exact before its last rounding, and the float nearest
+// a multiple of pi/2, 16367173 * 2^72, has |v| = 2^-29.9 (an exhaustive search), so v keeps
+// more than 50 bits for every float.
+llvm::GlobalVariable* reduction_table(llvm::Module& m) {
+  const char* name = "dsc.math.two_over_pi_by_exponent";
+  if (llvm::GlobalVariable* g = m.getNamedGlobal(name)) return g;
+  std::vector<double> rows;
+  for (int e = 1; e <= 254; ++e) {
+    int exp2 = e - 150; // E
+    int first = std::max(1, exp2 - 1);
+    rows.push_back(std::ldexp(static_cast<double>(two_over_pi_bits(first, 28)), exp2 - first - 27));
+    rows.push_back(
+        std::ldexp(static_cast<double>(two_over_pi_bits(first + 28, 28)), exp2 - first - 55));
+    rows.push_back(
+        std::ldexp(static_cast<double>(two_over_pi_bits(first + 56, 53)), exp2 - first - 108));
+  }
+  llvm::Constant* init = llvm::ConstantDataArray::get(m.getContext(), rows);
+  auto* g = new llvm::GlobalVariable(m, init->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                                     init, name);
+  g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  return g;
+}
+
+// sin or cos of a float: x = (n + v) pi/2 with |v| <= 1/2 computed in double from the table,
+// then the Taylor polynomial of sin or cos at r = v pi/2 (|r| <= pi/4, truncation below 1e-11
+// relative), chosen and signed by n mod 4, rounded once to float. Branch-free: the three
+// table reads vectorize as gathers.
+llvm::Value* emit_sin_cos_f32(llvm::IRBuilder<>& b, llvm::Module& m, llvm::Value* x, bool cosine) {
+  Ops o(b, x->getType());
+  llvm::Type* f64 = b.getDoubleTy();
+  Ops d(b, f64);
+  llvm::Type* i32 = o.int_type();
+  auto k32 = [&](int64_t v) { return llvm::ConstantInt::get(i32, static_cast<uint64_t>(v), true); };
+  llvm::Value* ix = b.CreateAnd(o.bits(x), k32(0x7fffffff));
+  llvm::Value* e = b.CreateLShr(ix, 23);
+  llvm::Value* normal = b.CreateICmpNE(e, k32(0));
+  llvm::Value* mant = b.CreateAnd(ix, k32(0x7fffff));
+  llvm::Value* big_m = b.CreateSelect(normal, b.CreateOr(mant, k32(0x800000)), mant);
+  // Infinity and NaN (e = 255) read the last row; their result is replaced below.
+  llvm::Value* row = b.CreateSub(b.CreateSelect(normal, e, k32(1)), k32(1));
+  row = b.CreateSelect(b.CreateICmpUGT(row, k32(253)), k32(253), row);
+  llvm::GlobalVariable* table = reduction_table(m);
+  llvm::Value* base = b.CreateZExt(b.CreateMul(row, k32(3)), b.getInt64Ty());
+  auto part = [&](int k) {
+    llvm::Value* at = b.CreateInBoundsGEP(f64, table, b.CreateAdd(base, b.getInt64(k)));
+    return b.CreateLoad(f64, at);
+  };
+  llvm::Value* md = b.CreateUIToFP(big_m, f64);
+  auto nearest = [&](llvm::Value* v) { // |v| < 2^51
+    return b.CreateFSub(b.CreateFAdd(v, d.c(kRoundMagicD)), d.c(kRoundMagicD));
+  };
+  // M F1 = n1 + lo1 exactly; lo1 + M F2 = n2 + hi, exact where |hi| < 1/2 (where a tiny
+  // result cancels); then the last part.
+  llvm::Value* a = b.CreateFMul(md, part(0));
+  llvm::Value* n1 = nearest(a);
+  llvm::Value* lo1 = b.CreateFSub(a, n1);
+  llvm::Value* p2 = b.CreateFMul(md, part(1));
+  llvm::Value* n2 = nearest(b.CreateFAdd(lo1, p2));
+  llvm::Value* hi = b.CreateFAdd(b.CreateFSub(lo1, n2), p2);
+  llvm::Value* v = d.fma(md, part(2), hi);
+  llvm::Value* r = b.CreateFMul(v, d.c(kPiOver2D));
+  llvm::Value* r2 = b.CreateFMul(r, r);
+  double sin_series[6], cos_series[7]; // (-1)^k / (2k+1)! and (-1)^k / (2k)!
+  double f = 1.0;
+  for (int k = 0; k < 7; ++k) {
+    if (k > 0) f *= -(2.0 * k - 1) * (2.0 * k);
+    cos_series[k] = 1.0 / f;
+    if (k < 6) sin_series[k] = 1.0 / (f * (2.0 * k + 1));
+  }
+  llvm::Value* sin_r = b.CreateFMul(r, d.horner(r2, sin_series, 6));
+  llvm::Value* cos_r = d.horner(r2, cos_series, 7);
+  // sin(x) for x = n pi/2 + r by n mod 4: sin r, cos r, -sin r, -cos r; cos(x) = sin(x + pi/2).
+  llvm::Value* q = b.CreateAdd(b.CreateFPToSI(n1, i32), b.CreateFPToSI(n2, i32));
+  if (cosine) q = b.CreateAdd(q, k32(1));
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(q, k32(1)), k32(0));
+  llvm::Value* negate = b.CreateAnd(q, k32(2));
+  // sin is odd, cos even.
+  if (!cosine) negate = b.CreateXor(negate, b.CreateLShr(o.bits(x), 30));
+  llvm::Value* res = b.CreateFPTrunc(b.CreateSelect(odd, cos_r, sin_r), o.t);
+  res = b.CreateSelect(b.CreateICmpNE(b.CreateAnd(negate, k32(2)), k32(0)), b.CreateFNeg(res), res);
+  // sin and cos of infinity and NaN are NaN.
+  return b.CreateSelect(b.CreateICmpUGE(ix, k32(0x7f800000)), b.CreateFSub(x, x), res);
 }
 
 llvm::Value* emit_sigmoid(llvm::IRBuilder<>& b, llvm::Value* x,
@@ -308,6 +420,12 @@ llvm::Function* get_math_function(llvm::Module& m, const ir::IntrinsicDef& fn, l
       break;
     case IntrinsicId::pow:
       res = emit_pow_f32(b, x, f->getArg(1));
+      break;
+    case IntrinsicId::sin:
+      res = emit_sin_cos_f32(b, m, x, false);
+      break;
+    case IntrinsicId::cos:
+      res = emit_sin_cos_f32(b, m, x, true);
       break;
     default:
       internal_error << "no f32 polynomial for '" << fn.name << "'";

@@ -14,8 +14,13 @@
 //   sigmoid  e / (1 + e) or 1 / (1 + e) with e = exp(-|x|): no overflow, right tails.
 //   pow      exp2(y log2 |x|) in double (polynomials accurate to ~1e-14), rounded once to
 //            float, with every special case of C99 powf.
-// f64: exp, log, tanh, erf and pow call the target's math library (libm on the CPU); sigmoid
-// is built on exp. The loop vectorizer then keeps those loops scalar.
+//   sin cos  x = (n + v) pi/2 in double for every finite x, exactly enough however large x is
+//            (2/pi's bits by x's exponent from a table of 254 rows of three doubles, the
+//            module's "dsc.math.two_over_pi_by_exponent"), then Taylor polynomials of sin and
+//            cos of v pi/2 in double chosen and signed by n mod 4, rounded once to float.
+//            sin(+-inf) = cos(+-inf) = NaN.
+// f64: exp, log, tanh, erf, sin, cos and pow call the target's math library (libm on the CPU);
+// sigmoid is built on exp. The loop vectorizer then keeps those loops scalar.
 //
 // Integer pow (`pow` on i8/i32/i64): x^y by squaring, wrapping; y < 0 gives 0 except for
 // x = 1 (1) and x = -1 (+-1), as the reference interpreter does.

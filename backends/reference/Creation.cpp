@@ -1,4 +1,7 @@
-// arange, full, zeros, shape_of, nonzero, first_rows.
+// arange, full, zeros, shape_of, nonzero, mask_select, unique, first_rows.
+
+#include <algorithm>
+#include <cmath>
 
 #include "backends/reference/Value.h"
 #include "ir/OpRegistry.h"
@@ -85,6 +88,54 @@ Result nonzero(const Value& x) {
   return out;
 }
 
+// The sub-tensors of x (elements when the mask has x's rank) where the mask holds.
+Result mask_select(const Value& x, const Value& mask, OpError& err) {
+  const std::vector<int64_t>& xs = x.shape();
+  const std::vector<int64_t>& ms = mask.shape();
+  if (!mask.is_tensor() || ms.empty() || ms.size() > xs.size() ||
+      !std::equal(ms.begin(), ms.end(), xs.begin())) {
+    err.message = "mask_select: the mask's shape must be x's first dims";
+    return std::nullopt;
+  }
+  int64_t inner = 1;
+  for (size_t d = ms.size(); d < xs.size(); ++d) inner *= xs[d];
+  std::vector<int64_t> hits;
+  for (int64_t i = 0; i < mask.numel(); ++i)
+    if (load_i(mask, i) != 0) hits.push_back(i);
+  std::vector<int64_t> shape = {static_cast<int64_t>(hits.size())};
+  shape.insert(shape.end(), xs.begin() + static_cast<long>(ms.size()), xs.end());
+  Value out = make_tensor(x.dtype, shape);
+  for (size_t h = 0; h < hits.size(); ++h)
+    for (int64_t k = 0; k < inner; ++k) {
+      const int64_t to = static_cast<int64_t>(h) * inner + k, from = hits[h] * inner + k;
+      if (ir::is_float(x.dtype)) store_f(out, to, load_f(x, from));
+      else store_i(out, to, load_i(x, from));
+    }
+  return out;
+}
+
+// The distinct values of x, ascending; NaN sorts last and all NaNs are one value (NumPy).
+Result unique(const Value& x) {
+  const bool fp = ir::is_float(x.dtype);
+  std::vector<int64_t> order(static_cast<size_t>(x.numel()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  auto less = [&](int64_t a, int64_t b) {
+    if (!fp) return load_i(x, a) < load_i(x, b);
+    double u = load_f(x, a), v = load_f(x, b);
+    return u < v || (!std::isnan(u) && std::isnan(v));
+  };
+  std::stable_sort(order.begin(), order.end(), less);
+  std::vector<int64_t> kept;
+  for (int64_t i : order)
+    if (kept.empty() || less(kept.back(), i)) kept.push_back(i);
+  Value out = make_tensor(x.dtype, {static_cast<int64_t>(kept.size())});
+  for (size_t k = 0; k < kept.size(); ++k) {
+    if (fp) store_f(out, static_cast<int64_t>(k), load_f(x, kept[k]));
+    else store_i(out, static_cast<int64_t>(k), load_i(x, kept[k]));
+  }
+  return out;
+}
+
 // The first n rows of x; n outside [0, rows] is an error.
 Result first_rows(const Value& x, const Value& n, OpError& err) {
   if (!n.is_tensor() || n.numel() != 1 || ir::is_float(n.dtype)) {
@@ -132,6 +183,8 @@ Result eval_creation(const std::string& op, const std::vector<Value>& args, OpEr
     return out;
   }
   if (id == ir::OpId::first_rows) return first_rows(args[0], args[1], err);
+  if (id == ir::OpId::mask_select) return mask_select(args[0], args[1], err);
+  if (id == ir::OpId::unique) return unique(args[0]);
   return nonzero(args[0]);
 }
 

@@ -1,5 +1,6 @@
 // sum, max, min, mean over an axis list (all axes by default); sums accumulate in double for
-// floats and in int64 for integers.
+// floats and in int64 for integers. argmax and argmin over one axis (the last by default): the
+// i64 index of the first greatest (least) element, where a NaN is both, as in NumPy.
 
 #include <cmath>
 
@@ -10,6 +11,58 @@ namespace dsc::reference {
 
 using ir::DType;
 
+namespace {
+
+Result eval_arg_reduce(const std::string& name, bool greatest, const std::vector<Value>& args,
+                       OpError& err) {
+  const Value& x = args[0];
+  size_t rank = x.shape().size();
+  std::optional<int64_t> written =
+      args[1].kind == Value::Kind::None ? std::optional<int64_t>(-1) : as_int(args[1]);
+  std::optional<size_t> axis = written ? normalize_axis(*written, rank) : std::nullopt;
+  if (!axis) {
+    err.message = name + ": axis out of range for rank " + std::to_string(rank);
+    return std::nullopt;
+  }
+  bool keepdims = args[2].kind != Value::Kind::None && as_bool(args[2]).value_or(false);
+  const std::vector<int64_t>& s = x.shape();
+  int64_t n = s[*axis];
+  if (n == 0) {
+    err.message = name + " of an empty axis of " + type_string(x.dtype, s);
+    return std::nullopt;
+  }
+  std::vector<int64_t> out_shape;
+  for (size_t i = 0; i < rank; ++i)
+    if (i != *axis || keepdims) out_shape.push_back(i == *axis ? 1 : s[i]);
+  // The elements of a row are `inner` apart; rows are numbered outer-major.
+  int64_t inner = 1;
+  for (size_t i = *axis + 1; i < rank; ++i)
+    inner *= s[i];
+  int64_t rows = x.numel() / n;
+  Value out = make_tensor(DType::I64, out_shape);
+  bool is_f = ir::is_float(x.dtype);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t base = (row / inner) * n * inner + row % inner;
+    int64_t best = 0;
+    for (int64_t k = 1; k < n; ++k) {
+      int64_t at = base + k * inner, best_at = base + best * inner;
+      bool better;
+      if (is_f) {
+        double v = load_f(x, at), b = load_f(x, best_at);
+        better = !std::isnan(b) && (std::isnan(v) || (greatest ? v > b : v < b));
+      } else {
+        int64_t v = load_i(x, at), b = load_i(x, best_at);
+        better = greatest ? v > b : v < b;
+      }
+      if (better) best = k;
+    }
+    store_i(out, row, best);
+  }
+  return out;
+}
+
+} // namespace
+
 Result eval_reduce(const std::string& name, const std::vector<Value>& args, OpError& err) {
   const ir::OpId op = ir::find_op(name)->id;
   const Value& x = args[0];
@@ -17,6 +70,8 @@ Result eval_reduce(const std::string& name, const std::vector<Value>& args, OpEr
     err.message = name + " expects a tensor";
     return std::nullopt;
   }
+  if (op == ir::OpId::argmax || op == ir::OpId::argmin)
+    return eval_arg_reduce(name, op == ir::OpId::argmax, args, err);
   size_t rank = x.shape().size();
   std::vector<bool> reduced(rank, false);
   std::vector<int64_t> axes;

@@ -1,6 +1,7 @@
 // Creation ops: arange, full and zeros build tensors of symbolic shape; shape_of reads a
-// shape. nonzero's row count and first_rows' are data-dependent: each is a fresh symbol, with
-// the fact that bounds it (at most the operand's element count, or its rows) assumed.
+// shape. The row counts of nonzero, mask_select, unique and first_rows are data-dependent: each is a
+// fresh symbol, with the fact that bounds it (at most the operand's element count, or its
+// rows) assumed.
 
 #include <cstdint>
 
@@ -97,15 +98,54 @@ std::optional<Type> shape_of(const Call&, const BoundArgs& args, ShapeContext&) 
   return tensor_of(DType::I64, {sym::Expr(static_cast<int64_t>(args.types[0].rank()))});
 }
 
+// A fresh symbol named after `hint` for a count known only at run time, with `count <= the
+// product of dims` assumed (true by construction).
+sym::Expr bounded_count(const Call& call, const std::vector<sym::Expr>& dims, const char* hint,
+                        ShapeContext& ctx) {
+  sym::Expr count = ctx.fresh_symbol(hint);
+  sym::Expr elements(1);
+  for (const sym::Expr& d : dims) elements = elements * d;
+  ctx.record(sym::le(count, sym::simplify(elements)), call.loc,
+             call.callee + ": the count is at most the element count", ShapeFact::Origin::Op,
+             ShapeFact::Status::Assumed);
+  return count;
+}
+
 std::optional<Type> nonzero(const Call& call, const BoundArgs& args, ShapeContext& ctx) {
   const Type& x = args.types[0];
-  sym::Expr count = ctx.fresh_symbol("nnz");
-  sym::Expr elements(1);
-  for (const sym::Expr& d : x.shape) elements = elements * d;
-  ctx.record(sym::le(count, sym::simplify(elements)), call.loc,
-             "nonzero: the count is at most the element count", ShapeFact::Origin::Op,
-             ShapeFact::Status::Assumed);
+  sym::Expr count = bounded_count(call, x.shape, "nnz", ctx);
   return tensor_of(DType::I64, {count, sym::Expr(static_cast<int64_t>(x.rank()))});
+}
+
+// mask_select(x, mask) (`x[mask]`): the elements, or the rows, of x where the bool mask holds,
+// in row-major order. The mask's shape is x's first mask.rank() dims (all of them: one element
+// per hit; fewer: one sub-tensor per hit), so the result is [K, x's remaining dims...].
+std::optional<Type> mask_select(const Call& call, const BoundArgs& args, ShapeContext& ctx) {
+  const Type& x = args.types[0];
+  const Type& mask = args.types[1];
+  if (mask.dtype != DType::Bool || mask.rank() == 0 || mask.rank() > x.rank()) {
+    ctx.error(args.locs[1], "mask_select: the mask must be a bool tensor of rank 1 to " +
+                                std::to_string(x.rank()) + " (x is " + to_string(x) + "), got " +
+                                to_string(mask));
+    return std::nullopt;
+  }
+  for (size_t d = 0; d < mask.rank(); ++d)
+    if (!ctx.require_equal(mask.shape[d], x.shape[d], args.locs[1],
+                           "mask_select: dim " + std::to_string(d) + " of the mask and of x"))
+      return std::nullopt;
+  sym::Expr count = bounded_count(
+      call, std::vector<sym::Expr>(x.shape.begin(), x.shape.begin() + static_cast<long>(mask.rank())),
+      "sel", ctx);
+  std::vector<sym::Expr> shape = {count};
+  shape.insert(shape.end(), x.shape.begin() + static_cast<long>(mask.rank()), x.shape.end());
+  return tensor_of(x.dtype, std::move(shape));
+}
+
+// unique(x): the distinct values of x in ascending order (NaN last, all NaNs one value), as a
+// one-dim tensor of a fresh length.
+std::optional<Type> unique(const Call& call, const BoundArgs& args, ShapeContext& ctx) {
+  const Type& x = args.types[0];
+  return tensor_of(x.dtype, {bounded_count(call, x.shape, "uniq", ctx)});
 }
 
 // first_rows(x, n): the first n rows of x, n an integer scalar tensor whose value is known
@@ -150,6 +190,8 @@ std::vector<OpDef> creation_ops() {
             zeros},
       OpDef{"shape_of", {{"x", ParamKind::Tensor}}, shape_of},
       OpDef{"nonzero", {{"x", ParamKind::Tensor}}, nonzero},
+      OpDef{"mask_select", {{"x", ParamKind::Tensor}, {"mask", ParamKind::Tensor}}, mask_select},
+      OpDef{"unique", {{"x", ParamKind::Tensor}}, unique},
       OpDef{"first_rows", {{"x", ParamKind::Tensor}, {"n", ParamKind::Tensor}}, first_rows},
   };
 }

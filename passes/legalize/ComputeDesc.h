@@ -95,7 +95,8 @@ struct LibraryCall {
   std::vector<ir::Expr> args;
 };
 
-// One step of a stitched group (fuse's output, passes/legalize/Fuse.h), run once per row.
+// One step of a stitched group (fuse's output, passes/legalize/Fuse.h, or argmax's and
+// argmin's description), run once per row.
 //   Reduce  the reduction (its space is the group's rows) into the row value `local`;
 //   Scalar  `local` = element, computed once per row (its space is the group's rows);
 //   Map     element stored to output `output` over `space`: the rows' variables, and loops of
@@ -125,7 +126,8 @@ struct ComputeDesc {
     Reduce,  // sum/max/min/mean, and matmul and conv2d when not a library call
     Library, // a library routine the target offers
     View,    // the result aliases its operand (reshape): no code
-    Stitch,  // a group fuse stitched: reductions with their producers and consumers
+    Stitch,  // a group fuse stitched (reductions with their producers and consumers), or
+             // argmax/argmin's two reductions per row
   };
   struct Input {
     ir::Buffer buffer; // as the prim will declare it

@@ -111,4 +111,11 @@ ComputeDesc DescBuilder::reduce(Reduction reduction, const ir::Type& type) {
   return std::move(desc_);
 }
 
+ComputeDesc DescBuilder::stitch(Stitch stitch, const ir::Type& type) {
+  desc_.kind = ComputeDesc::Kind::Stitch;
+  desc_.type = type;
+  desc_.stitch = std::move(stitch);
+  return std::move(desc_);
+}
+
 } // namespace dsc::passes::lowering

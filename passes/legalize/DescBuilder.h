@@ -59,6 +59,8 @@ public:
   // The description of the call, of result type `type`.
   ComputeDesc map(std::vector<MapOutput> maps, const ir::Type& type);
   ComputeDesc reduce(Reduction reduction, const ir::Type& type);
+  // Several reductions per row (argmax: the row's max, then the first index holding it).
+  ComputeDesc stitch(Stitch stitch, const ir::Type& type);
 
 private:
   FnContext& ctx_;

@@ -19,7 +19,8 @@ namespace dsc::passes::lowering {
 // functions: a map.
 std::optional<ComputeDesc> describe_elementwise(const ir::Call& call, const ir::BoundArgs& args,
                                                 const ir::Type& type, FnContext& ctx);
-// sum, max, min, mean: a reduction over the reduced axes.
+// sum, max, min, mean: a reduction over the reduced axes. argmax, argmin: a stitch of two
+// reductions per row (the row's extreme, then the first index holding it).
 std::optional<ComputeDesc> describe_reduce(const ir::Call& call, const ir::BoundArgs& args,
                                            const ir::Type& type, FnContext& ctx);
 // reshape: a view; permute, broadcast_to, concat, split, slice, take, pad: maps.

@@ -106,17 +106,22 @@ std::string key_of(const Indices& idx) {
   return k;
 }
 
-// The elements of a map or reduction description, where a load may be replaced.
+// The elements of a map, reduction or stitch description, where a load may be replaced.
 std::vector<Element*> elements(ComputeDesc& d) {
   std::vector<Element*> out;
   for (MapOutput& m : d.maps)
     out.push_back(&m.element);
   if (d.kind == ComputeDesc::Kind::Reduce) out.push_back(&d.reduction.body);
+  for (Stage& s : d.stitch.stages)
+    out.push_back(s.kind == Stage::Kind::Reduce ? &s.reduction.body : &s.element);
   return out;
 }
 
 bool loads_outside_elements(const ComputeDesc& d, const std::string& buffer) {
-  if (d.kind != ComputeDesc::Kind::Reduce) return false;
+  std::vector<const Reduction*> reductions;
+  if (d.kind == ComputeDesc::Kind::Reduce) reductions.push_back(&d.reduction);
+  for (const Stage& s : d.stitch.stages)
+    if (s.kind == Stage::Kind::Reduce) reductions.push_back(&s.reduction);
   bool found = false;
   struct Find : ir::IRVisitor {
     const std::string& buffer;
@@ -124,8 +129,10 @@ bool loads_outside_elements(const ComputeDesc& d, const std::string& buffer) {
     Find(const std::string& b, bool& f) : buffer(b), found(f) {}
     void visit_node(const ir::Load* l) override { found = found || l->buffer == buffer; }
   } find(buffer, found);
-  if (d.reduction.condition.defined()) find.visit(d.reduction.condition);
-  if (d.reduction.finish.defined()) find.visit(d.reduction.finish);
+  for (const Reduction* r : reductions) {
+    if (r->condition.defined()) find.visit(r->condition);
+    if (r->finish.defined()) find.visit(r->finish);
+  }
   return found;
 }
 
@@ -138,11 +145,24 @@ std::vector<std::pair<sym::Expr, sym::Expr>> loop_vars(const ComputeDesc& d) {
   };
   if (d.kind == ComputeDesc::Kind::Map) {
     add(d.maps.front().space);
+  } else if (d.kind == ComputeDesc::Kind::Stitch) {
+    // Producers are pulled before anything is stitched: a stitch here is one an op describes
+    // (argmax's), reductions over its rows.
+    add(d.stitch.rows);
+    for (const Stage& s : d.stitch.stages)
+      if (s.kind == Stage::Kind::Reduce) add(s.reduction.reduced);
   } else {
     add(d.reduction.space);
     add(d.reduction.reduced);
   }
   return out;
+}
+
+// A map, reduction or stitch: its inputs are read by loads in its scalar parts, where fusion
+// can replace them (a library call or a view reads whole values).
+bool reads_by_loads(const ComputeDesc& d) {
+  return d.kind == ComputeDesc::Kind::Map || d.kind == ComputeDesc::Kind::Reduce ||
+         d.kind == ComputeDesc::Kind::Stitch;
 }
 
 // The dtype of a Reduce or Scalar stage's row value: its finish's, its accumulator's or its
@@ -178,9 +198,7 @@ public:
   void run() {
     index_vars();
     for (size_t i = 0; i < items_.size(); ++i)
-      if (items_[i].desc && (items_[i].desc->kind == ComputeDesc::Kind::Map ||
-                             items_[i].desc->kind == ComputeDesc::Kind::Reduce))
-        pull_producers(i);
+      if (items_[i].desc && reads_by_loads(*items_[i].desc)) pull_producers(i);
     drop_absorbed();
     stitch();
     report_refusals();
@@ -214,7 +232,7 @@ private:
       ComputeDesc::Kind k = r.desc->kind;
       if (k == ComputeDesc::Kind::View) {
         if (materialized(r.binding.vars.front().get())) return true;
-      } else if (k != ComputeDesc::Kind::Map && k != ComputeDesc::Kind::Reduce) {
+      } else if (!reads_by_loads(*r.desc)) {
         return true;
       }
     }
@@ -226,9 +244,7 @@ private:
     std::vector<VarKey> vs;
     for (const ir::Binding& b : it.inserted)
       vars_read(b.value, vs);
-    if (it.desc &&
-        (it.desc->kind == ComputeDesc::Kind::Map || it.desc->kind == ComputeDesc::Kind::Reduce ||
-         it.desc->kind == ComputeDesc::Kind::Stitch)) {
+    if (it.desc && reads_by_loads(*it.desc)) {
       for (const ComputeDesc::Input& in : it.desc->inputs)
         vars_read(in.arg, vs);
     } else {

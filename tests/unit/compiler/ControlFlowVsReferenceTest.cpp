@@ -152,6 +152,26 @@ std::vector<NumericCase> data_dependent_cases() {
        "  return nonzero(idx)\n"
        "}\n",
        {"B", "N"}},
+      {"mask_select_elements", "fn f(x: f32[B, N]) -> tensor { return x[x > 0.5] * 2.0 }\n",
+       {"B", "N"}},
+      {"mask_select_rows_all_false",
+       "fn f(x: f32[B, N], m: f32[B]) -> tensor { return x[m > 100.0] }\n", {"B", "N"}},
+      {"mask_select_rows_of_a_rank3_int",
+       "fn f(x: i64[A, B, C], m: f32[A, B]) -> tensor {\n"
+       "  let rows = x[m < 0.25]\n"
+       "  return (rows, sum(rows, axis=0))\n"
+       "}\n",
+       {"A", "B", "C"}},
+      {"unique_ints_many_repeats",
+       "fn f(x: f32[B, N]) -> tensor { return unique(cast(x * 3.0, \"i64\")) }\n", {"B", "N"}},
+      {"unique_floats_consumed",
+       "fn f(x: f32[N]) -> tensor {\n"
+       "  let u = unique(cast(cast(x * 4.0, \"i32\"), \"f32\") * 0.5)\n"
+       "  return (u, sum(u, axis=0))\n"
+       "}\n",
+       {"N"}},
+      {"unique_with_nans", "fn f(x: f32[A, B]) -> tensor { return unique(log(x)) }\n",
+       {"A", "B"}},
       {"first_rows_of_a_count",
        "fn f(x: f32[N, 3]) -> tensor {\n"
        "  let n = shape_of(x)\n"

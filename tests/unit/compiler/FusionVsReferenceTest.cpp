@@ -34,6 +34,14 @@ std::vector<FusionCase> cases() {
       // starts a group that its consumer joins, row by row.
       {{"conv_relu_max_pool", "import nn\nfn f(x: f32[N, 2, H, W], w: f32[3, 2, 3, 3]) {\n  return max_pool2d(nn.relu(conv2d(x, w, padding=1)), 3, stride=2, padding=1)\n}", {"N", "H", "W"}, 2, 1e-4}, 2},
       {{"avg_pool_then_map", "fn f(x: f32[N, C, H, W]) where H >= 2, W >= 2 { return avg_pool2d(x * 2.0, 2) + 1.0 }", {"N", "C", "H", "W"}, 2, 2e-5, 2}, 1},
+      // argmax and argmin are two reductions per row: a cheap producer is computed in both, a
+      // costly one (evaluated twice per element there) stays apart, a consumer reads the
+      // indices from memory, and a stitched group they read is closed before them.
+      {{"argmax_of_map", "fn f(x: f32[B, T], b: f32[T]) { return argmax(x * 2.0 + b) }", {"B", "T"}}, 1},
+      {{"argmin_of_reshape", "fn f(x: f32[B, S, D]) { return argmin(reshape(x - 1.0, [B * S, D]), axis=0) }", {"B", "S", "D"}}, 1},
+      {{"argmax_costly_producer", "fn f(x: f32[B, T]) { return argmax(exp(x), axis=0, keepdims=true) }", {"B", "T"}}, 2},
+      {{"argmax_then_map", "fn f(x: f32[B, T], y: f32[B]) { return cast(argmin(x), dtype=\"f32\") + y }", {"B", "T"}}, 2},
+      {{"argmax_of_softmax", "import nn\nfn f(x: f32[B, T]) { return argmax(nn.softmax(x * 4.0)) }", {"B", "T"}}, 2},
       // Elementwise, broadcast and injective chains, through reshapes that split and merge.
       {{"chain", "fn f(a: f32[N, M], b: f32[M]) { return exp(a * 2.0 + b) - 1.0 }", {"N", "M"}}, 1},
       {{"reshape_merge", "fn f(x: f32[B, S, D]) { return reshape(x * 2.0, [B * S, D]) + 1.0 }", {"B", "S", "D"}}, 1},

@@ -41,12 +41,34 @@ inline std::vector<NumericCase> cases() {
       {"sqrt_rsqrt", "fn f(a: f32[N]) { return sqrt(abs(a)) + rsqrt(abs(a) + 0.1) }", {"N"}},
       {"sigmoid", "fn f(a: f32[N]) { return sigmoid(a * 8.0) }", {"N"}},
       {"abs_neg", "fn f(a: f32[N]) { return abs(a) + neg(a) }", {"N"}},
+      {"sin_cos", "fn f(a: f32[N, M]) { return sin(a * 10.0) + cos(a * 3.0) }", {"N", "M"}},
+      // Arguments far from 0, where the reduction by pi/2 must be exact to many bits.
+      {"sin_cos_large", "fn f(a: f32[N]) { return (sin(a * 100000.0), cos(a * 3e30)) }", {"N"}},
+      {"sin_cos_f64", "fn f(a: f64[N]) { return sin(a * 7.0) - cos(a * 1e6) }", {"N"}, 2, 1e-9},
+      {"sin_f16", "fn f(a: f16[N]) { return sin(a * 4.0) * cos(a) }", {"N"}, 2, 2e-3},
       // Reductions.
       {"sum_last", "fn f(x: f32[B, S, D]) { return sum(x, axis=-1) }", {"B", "S", "D"}, 2, 1e-4},
       {"sum_middle_keep", "fn f(x: f32[B, S, D]) { return sum(x, axis=1, keepdims=true) }", {"B", "S", "D"}, 2, 1e-4},
       {"mean_two_axes", "fn f(x: f32[B, S, D]) { return mean(x, axis=[0, 2]) }", {"B", "S", "D"}, 2, 1e-4},
       {"max_min", "fn f(x: f32[B, S]) { return max(x, axis=0) + min(x, axis=0) }", {"B", "S"}},
       {"sum_int", "fn f(x: i64[B, S]) { return sum(x, axis=-1) }", {"B", "S"}, 100},
+      // Arg-reductions over the first, middle and last axis, with and without keepdims. Ties
+      // (the first index wins): floats truncated to a few integers, integers in {0, 1}, rows
+      // of zeros of both signs. NaN (sqrt and log of negative inputs): the first NaN's index.
+      {"argmax_last", "fn f(x: f32[B, S, D]) { return argmax(x) }", {"B", "S", "D"}},
+      {"argmin_first_keep", "fn f(x: f32[B, S, D]) { return argmin(x, axis=0, keepdims=true) }", {"B", "S", "D"}},
+      {"argmax_middle", "fn f(x: f32[B, S, D]) { return argmax(x, axis=1) }", {"B", "S", "D"}},
+      {"argmin_middle_keep", "fn f(x: f32[B, S, D]) { return argmin(x, axis=-2, keepdims=true) }", {"B", "S", "D"}},
+      {"argmax_vector", "fn f(x: f32[N]) { return (argmax(x), argmin(x, axis=0, keepdims=true)) }", {"N"}},
+      {"argmax_ties", "fn f(x: f32[B, S]) { return argmax(cast(cast(x, dtype=\"i32\"), dtype=\"f32\")) }", {"B", "S"}},
+      {"argmin_ties_axis0", "fn f(x: f32[S, B]) { return argmin(cast(cast(x * 0.75, dtype=\"i32\"), dtype=\"f32\"), axis=0) }", {"S", "B"}},
+      {"argmax_int_ties", "fn f(x: i64[B, S, T]) { return (argmax(x, axis=1), argmin(x, axis=2)) }", {"B", "S", "T"}},
+      {"argmin_i32", "fn f(x: i32[B, S]) { return argmin(x, axis=-1) }", {"B", "S"}, 100},
+      {"argmax_all_equal", "fn f(x: f32[B, S]) { return (argmax(x * 0.0), argmin(x * 0.0, axis=0)) }", {"B", "S"}},
+      {"argmax_nan", "fn f(x: f32[B, S]) { return (argmax(sqrt(x)), argmin(log(x), axis=0)) }", {"B", "S"}},
+      {"argmax_f64", "fn f(x: f64[B, S]) { return argmax(x, axis=0) }", {"B", "S"}},
+      {"argmin_f16", "fn f(x: f16[B, S]) { return argmin(x, keepdims=true) }", {"B", "S"}},
+      {"argmax_consumed", "fn f(x: f32[B, S], y: f32[B]) { return cast(argmax(x * 2.0 + 1.0), dtype=\"f32\") * y }", {"B", "S"}},
       // Layout.
       {"reshape_view", "fn f(x: f32[B, S, 12]) { return reshape(x, [B, S*3, 4]) + 1.0 }", {"B", "S"}},
       {"reshape_infer", "fn f(x: f32[B, S, 12]) { return reshape(x, [-1, 6]) }", {"B", "S"}},

@@ -512,7 +512,7 @@ prim f(a: f32[n], b: f32[n]) -> (lo: f32[n], hi: f32[n]) {
 
 TEST(KernelCodegen, IntrinsicsElementwise) {
   CompiledPrims k(R"(
-prim f(x: f32[n]) -> (y: f32[n, 9]) {
+prim f(x: f32[n]) -> (y: f32[n, 11]) {
   vectorize for i in 0..n {
     let v: f32 = x[i]
     y[i, 0] = sqrt(abs(v))
@@ -524,16 +524,19 @@ prim f(x: f32[n]) -> (y: f32[n, 9]) {
     y[i, 6] = tanh(v) + erf(v)
     y[i, 7] = sigmoid(v)
     y[i, 8] = pow(abs(v), v)
+    y[i, 9] = sin(v)
+    y[i, 10] = cos(v)
   }
 }
 )");
   ASSERT_TRUE(k.ok());
-  // The math functions are inlined and vectorized: no calls remain.
+  // The math functions are inlined and vectorized (sin's and cos's table reads become
+  // gathers): no calls remain.
   std::string ir = function_ir(k.jit().optimized_ir(), "dsc_kernel_f");
   EXPECT_TRUE(has_float_vectors(ir)) << ir;
   EXPECT_FALSE(std::regex_search(ir, std::regex("call [a-z0-9<> ]+ @(?!llvm\\.)"))) << ir;
   int64_t n = 101;
-  std::vector<float> x = random_floats(n, 17, -3.0f, 3.0f), y(n * 9);
+  std::vector<float> x = random_floats(n, 17, -3.0f, 3.0f), y(n * 11);
   k.run("f", {x.data(), y.data()}, {{"n", n}});
   for (int64_t i = 0; i < n; ++i) {
     double v = x[i];
@@ -544,9 +547,11 @@ prim f(x: f32[n]) -> (y: f32[n, 9]) {
                            std::log(std::fabs(v) + 0.5),
                            std::tanh(v) + std::erf(v),
                            1.0 / (1.0 + std::exp(-v)),
-                           std::pow(std::fabs(v), v)};
-    for (int c = 0; c < 9; ++c)
-      EXPECT_NEAR(y[i * 9 + c], want[c], 4e-7 * (std::fabs(want[c]) + 1.0)) << "column " << c << " x=" << v;
+                           std::pow(std::fabs(v), v),
+                           std::sin(v),
+                           std::cos(v)};
+    for (int c = 0; c < 11; ++c)
+      EXPECT_NEAR(y[i * 11 + c], want[c], 4e-7 * (std::fabs(want[c]) + 1.0)) << "column " << c << " x=" << v;
   }
 }
 

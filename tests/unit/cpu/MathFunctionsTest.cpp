@@ -25,13 +25,18 @@ prim f_tanh(x: f32[n]) -> (y: f32[n]) { vectorize for i in 0..n { y[i] = tanh(x[
 prim f_erf(x: f32[n]) -> (y: f32[n]) { vectorize for i in 0..n { y[i] = erf(x[i]) } }
 prim f_sigmoid(x: f32[n]) -> (y: f32[n]) { vectorize for i in 0..n { y[i] = sigmoid(x[i]) } }
 prim f_pow(x: f32[n], e: f32[n]) -> (y: f32[n]) { vectorize for i in 0..n { y[i] = pow(x[i], e[i]) } }
+prim f_sin(x: f32[n]) -> (y: f32[n]) { vectorize for i in 0..n { y[i] = sin(x[i]) } }
+prim f_cos(x: f32[n]) -> (y: f32[n]) { vectorize for i in 0..n { y[i] = cos(x[i]) } }
 prim s_exp(x: f32[n]) -> (y: f32[n]) { for i in 0..n { y[i] = exp(x[i]) } }
+prim s_sin(x: f32[n]) -> (y: f32[n]) { for i in 0..n { y[i] = sin(x[i]) } }
 prim d_exp(x: f64[n]) -> (y: f64[n]) { vectorize for i in 0..n { y[i] = exp(x[i]) } }
 prim d_log(x: f64[n]) -> (y: f64[n]) { vectorize for i in 0..n { y[i] = log(x[i]) } }
 prim d_tanh(x: f64[n]) -> (y: f64[n]) { vectorize for i in 0..n { y[i] = tanh(x[i]) } }
 prim d_erf(x: f64[n]) -> (y: f64[n]) { vectorize for i in 0..n { y[i] = erf(x[i]) } }
 prim d_sigmoid(x: f64[n]) -> (y: f64[n]) { vectorize for i in 0..n { y[i] = sigmoid(x[i]) } }
 prim d_pow(x: f64[n], e: f64[n]) -> (y: f64[n]) { vectorize for i in 0..n { y[i] = pow(x[i], e[i]) } }
+prim d_sin(x: f64[n]) -> (y: f64[n]) { vectorize for i in 0..n { y[i] = sin(x[i]) } }
+prim d_cos(x: f64[n]) -> (y: f64[n]) { vectorize for i in 0..n { y[i] = cos(x[i]) } }
 )";
 
 class MathFunctions : public ::testing::Test {
@@ -119,6 +124,29 @@ TEST_F(MathFunctions, SigmoidAccuracy) {
   EXPECT_LE(max_ulp("sigmoid f32", x, run("f_sigmoid", x), sigmoid_ref), 3.0);
 }
 
+// The reduction by pi/2 is exact to far more bits than a float has and the polynomials are
+// evaluated in double, so sin and cos round correctly but for results within about 1e-4 ulp
+// of a tie: on random bit patterns (every exponent up to 2^127), a dense sweep, and the floats
+// nearest the multiples of pi/2 (where the reduced argument is tiny).
+TEST_F(MathFunctions, SinCosAccuracy) {
+  std::vector<float> x = inputs(-20.0f, 20.0f);
+  for (int k = 1; k < (1 << 17); ++k) {
+    double m = k * 1.5707963267948966;
+    for (float f : {std::nextafter(static_cast<float>(m), 0.0f), static_cast<float>(m),
+                    std::nextafter(static_cast<float>(m), kInf)}) {
+      x.push_back(f);
+      x.push_back(-f);
+    }
+  }
+  // The float nearest a multiple of pi/2 of all (x 2/pi is 2^-29.9 from an integer).
+  x.push_back(std::ldexp(16367173.0f, 72));
+  auto sin_ref = [](double v) { return std::sin(v); };
+  auto cos_ref = [](double v) { return std::cos(v); };
+  EXPECT_LE(max_ulp("sin f32 (vectorized)", x, run("f_sin", x), sin_ref), 0.501);
+  EXPECT_LE(max_ulp("sin f32 (scalar)", x, run("s_sin", x), sin_ref), 0.501);
+  EXPECT_LE(max_ulp("cos f32", x, run("f_cos", x), cos_ref), 0.501);
+}
+
 TEST_F(MathFunctions, PowAccuracy) {
   std::mt19937 rng(7);
   std::vector<float> x, e;
@@ -175,19 +203,24 @@ TEST_F(MathFunctions, SpecialValues) {
     float want;
   };
   const Case cases[] = {
-      {"f_exp", 0.0f, 1.0f},           {"f_exp", -0.0f, 1.0f},       {"f_exp", kInf, kInf},
-      {"f_exp", -kInf, 0.0f},          {"f_exp", kNaN, kNaN},        {"f_exp", 89.0f, kInf},
-      {"f_exp", 88.8f, kInf},          {"f_exp", -104.0f, 0.0f},     {"f_exp", -1000.0f, 0.0f},
-      {"f_exp", 1000.0f, kInf},        {"f_exp", -103.5f, denorm},   {"f_log", 1.0f, 0.0f},
-      {"f_log", 0.0f, -kInf},          {"f_log", -0.0f, -kInf},      {"f_log", -1.0f, kNaN},
-      {"f_log", -kInf, kNaN},          {"f_log", kInf, kInf},        {"f_log", kNaN, kNaN},
-      {"f_tanh", 0.0f, 0.0f},          {"f_tanh", -0.0f, -0.0f},     {"f_tanh", 20.0f, 1.0f},
-      {"f_tanh", -20.0f, -1.0f},       {"f_tanh", 1e30f, 1.0f},      {"f_tanh", -kInf, -1.0f},
-      {"f_tanh", kInf, 1.0f},          {"f_tanh", kNaN, kNaN},       {"f_erf", 0.0f, 0.0f},
-      {"f_erf", -0.0f, -0.0f},         {"f_erf", 4.0f, 1.0f},        {"f_erf", -4.0f, -1.0f},
-      {"f_erf", kInf, 1.0f},           {"f_erf", -kInf, -1.0f},      {"f_erf", kNaN, kNaN},
-      {"f_sigmoid", 0.0f, 0.5f},       {"f_sigmoid", kInf, 1.0f},    {"f_sigmoid", -kInf, 0.0f},
-      {"f_sigmoid", 100.0f, 1.0f},     {"f_sigmoid", -200.0f, 0.0f}, {"f_sigmoid", kNaN, kNaN},
+      {"f_exp", 0.0f, 1.0f},       {"f_exp", -0.0f, 1.0f},       {"f_exp", kInf, kInf},
+      {"f_exp", -kInf, 0.0f},      {"f_exp", kNaN, kNaN},        {"f_exp", 89.0f, kInf},
+      {"f_exp", 88.8f, kInf},      {"f_exp", -104.0f, 0.0f},     {"f_exp", -1000.0f, 0.0f},
+      {"f_exp", 1000.0f, kInf},    {"f_exp", -103.5f, denorm},   {"f_log", 1.0f, 0.0f},
+      {"f_log", 0.0f, -kInf},      {"f_log", -0.0f, -kInf},      {"f_log", -1.0f, kNaN},
+      {"f_log", -kInf, kNaN},      {"f_log", kInf, kInf},        {"f_log", kNaN, kNaN},
+      {"f_tanh", 0.0f, 0.0f},      {"f_tanh", -0.0f, -0.0f},     {"f_tanh", 20.0f, 1.0f},
+      {"f_tanh", -20.0f, -1.0f},   {"f_tanh", 1e30f, 1.0f},      {"f_tanh", -kInf, -1.0f},
+      {"f_tanh", kInf, 1.0f},      {"f_tanh", kNaN, kNaN},       {"f_erf", 0.0f, 0.0f},
+      {"f_erf", -0.0f, -0.0f},     {"f_erf", 4.0f, 1.0f},        {"f_erf", -4.0f, -1.0f},
+      {"f_erf", kInf, 1.0f},       {"f_erf", -kInf, -1.0f},      {"f_erf", kNaN, kNaN},
+      {"f_sigmoid", 0.0f, 0.5f},   {"f_sigmoid", kInf, 1.0f},    {"f_sigmoid", -kInf, 0.0f},
+      {"f_sigmoid", 100.0f, 1.0f}, {"f_sigmoid", -200.0f, 0.0f}, {"f_sigmoid", kNaN, kNaN},
+      {"f_sin", 0.0f, 0.0f},       {"f_sin", -0.0f, -0.0f},      {"f_sin", kInf, kNaN},
+      {"f_sin", -kInf, kNaN},      {"f_sin", kNaN, kNaN},        {"f_sin", denorm, denorm},
+      {"f_sin", -1e-30f, -1e-30f}, {"f_cos", 0.0f, 1.0f},        {"f_cos", -0.0f, 1.0f},
+      {"f_cos", kInf, kNaN},       {"f_cos", -kInf, kNaN},       {"f_cos", kNaN, kNaN},
+      {"f_cos", 1e-20f, 1.0f},
   };
   for (const Case& c : cases) {
     std::vector<float> y = run(c.prim, {c.x});
@@ -231,7 +264,10 @@ TEST_F(MathFunctions, DoubleThroughLibm) {
     return y;
   };
   std::vector<double> ex = run_d("d_exp"), th = run_d("d_tanh"), er = run_d("d_erf"), sg = run_d("d_sigmoid");
+  std::vector<double> sn = run_d("d_sin"), cs = run_d("d_cos");
   for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(sn[i], std::sin(x[i]));
+    EXPECT_EQ(cs[i], std::cos(x[i]));
     EXPECT_EQ(ex[i], std::exp(x[i]));
     EXPECT_EQ(th[i], std::tanh(x[i]));
     EXPECT_EQ(er[i], std::erf(x[i]));

@@ -87,17 +87,17 @@ using Strings = std::vector<std::string>;
 // ---------------------------------------------------------------- registry and binding
 
 TEST_F(OpsTest, EveryOpOfTheTableIsRegistered) {
-  for (const char* n : {"add",     "sub",         "mul",        "div",          "pow",    "maximum",
-                        "minimum", "eq",          "ne",         "lt",           "le",     "gt",
-                        "ge",      "logical_and", "logical_or", "logical_not",  "where",  "cast",
-                        "exp",     "log",         "tanh",       "erf",          "sqrt",   "rsqrt",
-                        "sigmoid", "abs",         "neg",        "sum",          "max",    "min",
-                        "mean",    "reshape",     "permute",    "broadcast_to", "concat", "split",
-                        "slice",   "take",        "pad",        "matmul",       "conv2d", "arange",
-                        "full",    "zeros",       "shape_of",   "nonzero",      "max_pool2d",
-                        "avg_pool2d", "first_rows"})
+  for (const char* n :
+       {"add",        "sub",         "mul",          "div",       "pow",   "maximum", "minimum",
+        "eq",         "ne",          "lt",           "le",        "gt",    "ge",      "logical_and",
+        "logical_or", "logical_not", "where",        "cast",      "exp",   "log",     "tanh",
+        "erf",        "sin",         "cos",          "sqrt",      "rsqrt", "sigmoid", "abs",
+        "neg",        "sum",         "max",          "min",       "mean",  "argmax",  "argmin",
+        "reshape",    "permute",     "broadcast_to", "concat",    "split", "slice",   "take",
+        "pad",        "matmul",      "conv2d",       "arange",    "full",  "zeros",   "shape_of",
+        "nonzero",    "max_pool2d",  "avg_pool2d",   "first_rows", "mask_select", "unique"})
     EXPECT_NE(find_op(n), nullptr) << n;
-  EXPECT_EQ(all_ops().size(), 49u);
+  EXPECT_EQ(all_ops().size(), 55u);
   EXPECT_EQ(find_op("softmax"), nullptr);
 }
 
@@ -255,6 +255,31 @@ TEST_F(OpsTest, Reductions) {
   EXPECT_EQ(infer("sum", {t("bool[B]")}), "error: sum expects a numeric tensor, got bool[B]");
   EXPECT_EQ(infer("sum", {t("f32[B]")}, {kw("axis", shape({"S"}))}),
             "error: sum expects integer axes, got [S]");
+}
+
+// One axis, the last by default, to i64 indices; the axis must not be empty.
+TEST_F(OpsTest, ArgReductions) {
+  assume("S >= 1");
+  EXPECT_EQ(infer("argmax", {t("f32[B, S]")}), "i64[B]");
+  EXPECT_EQ(infer("argmin", {t("i32[B, S, 7]")}, {kw("axis", lit(int64_t{1}))}), "i64[B, 7]");
+  EXPECT_EQ(infer("argmax", {t("f16[B, S, 7]")},
+                  {kw("axis", lit(int64_t{-2})), kw("keepdims", lit(true))}),
+            "i64[B, 1, 7]");
+  EXPECT_EQ(infer("argmin", {t("f32[S]")}, {kw("keepdims", lit(true))}), "i64[1]");
+  EXPECT_EQ(infer("argmax", {t("f32[S]")}), "i64[]");
+  EXPECT_TRUE(facts().empty());
+  // An axis that may be empty is checked at run time; one that is, is an error.
+  EXPECT_EQ(infer("argmax", {t("f32[S, T]")}), "i64[S]");
+  EXPECT_EQ(facts(), (Strings{"1 <= T (argmax: the reduced axis (of size T) must not be empty)"}));
+  EXPECT_EQ(infer("argmin", {t("f32[S, 0]")})
+                .rfind("error: argmin: the reduced axis (of size 0) must not be empty", 0),
+            0u);
+  EXPECT_EQ(infer("argmax", {t("f32[B, S]")}, {kw("axis", lit(int64_t{2}))}),
+            "error: argmax: axis 2 is out of range for rank 2");
+  EXPECT_EQ(infer("argmax", {t("f32[]")}), "error: argmax: axis -1 is out of range for rank 0");
+  EXPECT_EQ(infer("argmin", {t("bool[S]")}), "error: argmin expects a numeric tensor, got bool[S]");
+  EXPECT_EQ(infer("argmax", {t("f32[S]")}, {kw("axis", shape({"0"}))}),
+            "error: argmax expects an integer for 'axis'");
 }
 
 // ---------------------------------------------------------------- layout
@@ -634,6 +659,24 @@ TEST_F(OpsTest, FullZerosShapeOfNonzero) {
   EXPECT_EQ(sym::to_string(ctx_.fresh_symbol("N")), "N0");
   EXPECT_EQ(sym::to_string(ctx_.fresh_symbol("N")), "N1");
   EXPECT_EQ(sym::to_string(ctx_.fresh_symbol("")), "n0");
+}
+
+TEST_F(OpsTest, Unique) {
+  EXPECT_EQ(infer("unique", {t("f32[B, S]")}), "f32[uniq0]");
+  EXPECT_EQ(infer("unique", {t("i64[]")}), "i64[uniq1]");
+}
+
+TEST_F(OpsTest, MaskSelect) {
+  EXPECT_EQ(infer("mask_select", {t("f32[B, S]"), t("bool[B, S]")}), "f32[sel0]");
+  EXPECT_EQ(infer("mask_select", {t("i64[B, S, 4]"), t("bool[B]")}), "i64[sel1, S, 4]");
+  EXPECT_EQ(infer("mask_select", {t("f32[B, S]"), t("f32[B]")}),
+            "error: mask_select: the mask must be a bool tensor of rank 1 to 2 (x is f32[B, S]), "
+            "got f32[B]");
+  EXPECT_EQ(infer("mask_select", {t("f32[B]"), t("bool[B, S]")}),
+            "error: mask_select: the mask must be a bool tensor of rank 1 to 1 (x is f32[B]), got "
+            "bool[B, S]");
+  EXPECT_EQ(infer("mask_select", {t("f32[4, S]"), t("bool[5]")}).substr(0, 46),
+            "error: mask_select: dim 0 of the mask and of x");
 }
 
 TEST_F(OpsTest, ExtremeConstantsDoNotOverflow) {

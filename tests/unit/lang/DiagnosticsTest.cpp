@@ -195,8 +195,8 @@ TEST(Diagnostics, PositionalAfterKeyword) {
 }
 
 TEST(Diagnostics, TupleIndexMustBeALiteral) {
-  auto p = parse("fn f(x: f32[B]) { let t = split(x, 2) return t[x] }");
-  EXPECT_EQ(p->errors(), "1:48: a tuple index must be an integer literal; found a name\n");
+  auto p = parse("fn f(x: f32[B]) { let t = split(x, 2) return t[0.5] }");
+  EXPECT_EQ(p->errors(), "1:48: a tuple index must be an integer literal; found a number\n");
 }
 
 TEST(Diagnostics, IntegerLiteralTooLarge) {
