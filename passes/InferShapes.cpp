@@ -501,11 +501,11 @@ Expr BodyInferrer::infer_loop(const Loop& node) {
   }
   Expr body = infer(node.body);
   const Type& bt = body->type;
+  const SourceLoc result_loc = argument_loc(body.as<Block>()->result, node.loc);
   if (!has_unknown(bt) && ok) {
     std::vector<Type> next = carries.size() == 1 ? std::vector<Type>{bt} : bt.fields;
     if (carries.size() > 1 && (!bt.is_tuple() || bt.fields.size() != carries.size())) {
-      error(argument_loc(node.body, node.loc),
-            "the body of " + what + " gives " + to_string(bt) + "; it must give the next " +
+      error(result_loc, "the body of " + what + " gives " + to_string(bt) + "; it must give the next " +
                 std::to_string(carries.size()) + " carries as a tuple");
       next.clear();
       ok = false;
@@ -515,8 +515,7 @@ Expr BodyInferrer::infer_loop(const Loop& node) {
       if (proved_same_type(want, next[k])) continue;
       ok = false;
       const std::string& name = carries[k]->name;
-      Diagnostic& d = error(argument_loc(node.body, node.loc),
-                            "carry '" + name + "' is " + to_string(types[k]) +
+      Diagnostic& d = error(result_loc, "carry '" + name + "' is " + to_string(types[k]) +
                                 " when an iteration starts, so the body must give " +
                                 to_string(want) + "; it gives " + to_string(next[k]));
       if (!node.declared[k])
@@ -534,7 +533,7 @@ Expr BodyInferrer::infer_loop(const Loop& node) {
     trips = canon(end - lo);
   } else {
     trips = s_.ctx.fresh_symbol("trips");
-    sym::Expr most = end.defined() ? canon(end - lo) : canon(bound - lo);
+    sym::Expr most = end.defined() ? canon(end - lo) : bound.defined() ? canon(bound - lo) : sym::Expr();
     assume(sym::le(sym::Expr(0), trips), what + ": its trip count");
     if (most.defined()) assume(sym::le(trips, sym::max(most, sym::Expr(0))), what + ": its trip count");
     s_.absorb();

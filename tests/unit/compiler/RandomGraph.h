@@ -141,7 +141,7 @@ private:
   }
 
   void add_op() {
-    switch (choose(12)) {
+    switch (choose(14)) {
     case 0:
     case 1: { // a bounded unary op
       const char* ops[] = {"tanh", "sigmoid", "nn.relu", "nn.silu", "abs", "neg", "nn.gelu"};
@@ -201,6 +201,26 @@ private:
       const Value& v = pick(Shape::NM);
       const Value& w = pick(Shape::NM);
       bind("slice(concat([" + v.name + ", " + w.name + " + 1.0], axis=0), axis=0, start=N, end=2 * N)",
+           Shape::NM);
+      return;
+    }
+    case 12: { // a loop: a fixed carry N times, or a carry rebuilt one column per iteration
+      const Value& v = pick(Shape::NM);
+      const Value& w = pick(Shape::NM);
+      if (choose(2)) {
+        bind("for i in 0..N carry (c = " + v.name + ") { tanh(c) * 0.5 + " + w.name + " }",
+             Shape::NM);
+      } else {
+        bind("for i in 0..M carry (acc: f32[N, i] = zeros([N, 0])) { concat([acc, slice(" +
+                 v.name + ", axis=1, start=i, end=i + 1) * 2.0], axis=1) }",
+             Shape::NM);
+      }
+      return;
+    }
+    case 13: { // an if on a value's sign, both branches the same shape
+      const Value& v = pick(Shape::NM);
+      const Value& w = pick(Shape::NM);
+      bind("if sum(" + v.name + ") > 0.0 { " + v.name + " * 2.0 } else { tanh(" + w.name + ") }",
            Shape::NM);
       return;
     }
