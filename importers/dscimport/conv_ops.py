@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import symdim
-from .onnx_import import (FLOATS, INTS, ModelError, Node, Unsupported, converter,
-                          finite_literal, is_symbolic, same_dtype)
+from .onnx_import import (FLOATS, INTS, ModelError, Node, Unsupported, _generic_name,
+                          converter, finite_literal, is_symbolic, same_dtype)
 from .program import Bin, Call, Dims, Expr, Lit, Raw, Value
 
 
@@ -214,6 +214,14 @@ def _conv(n: Node) -> None:
         folded_b = (b0 * scale + shift).astype(np_dtype)
         wv = n.prog.constant(folded_w, w.dtype, w.hint)
         bias = n.prog.constant(folded_b, w.dtype, b.hint if b is not None else beta_hint)
+
+    # An exporter that folded the BatchNormalization itself leaves weights named
+    # `onnx::Conv_193`: they are named after the Conv's module (`layer1_0_conv1_weight`).
+    path = n.module_path() or n.hint()
+    if _generic_name(wv.hint):
+        wv.hint = f"{path}_weight"
+    if bias is not None and _generic_name(bias.hint):
+        bias.hint = f"{path}_bias"
 
     src = n.operand(x)
     kw: list = []

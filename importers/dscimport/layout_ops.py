@@ -14,7 +14,7 @@ from . import symdim
 from .onnx_import import (FOLD_LIMIT, INTS, NP_DTYPES, ModelError, Node, Unsupported, _axis,
                           _axis_text, broadcast_shapes, contiguous, converter, finite_literal,
                           is_symbolic, same_dtype, same_shape, tensor_array, to_dims)
-from .program import (Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value,
+from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value,
                       literal_text)
 from .symdim import Dim, dmax, dmin, product
 
@@ -419,3 +419,49 @@ def _range(n: Node) -> None:
     if dtype != "i64":
         kw.append(("dtype", Str(dtype)))
     n.define(Call("arange", args, kw), dtype, [length])
+
+
+def _uniform_fill(x: Value):
+    """The value every element of x holds, when that is known: a constant, or a `full`."""
+    if x.is_const() and not is_symbolic(x.const) and x.const.size:
+        flat = x.const.reshape(-1)
+        return flat[0].item() if np.all(flat == flat[0]) else None
+    d = x.defn
+    if d is not None and not d.is_tuple and isinstance(d.expr, Call) and d.expr.fn == "full" \
+            and isinstance(d.expr.args[1], Lit):
+        t = d.expr.args[1].text
+        return {"true": True, "false": False}.get(t, None) if x.dtype == "bool" else float(t)
+    return None
+
+
+@converter("Trilu", note="`where(arange(0, C) - reshape(arange(0, R), [R, 1]) >= k, x, 0)` "
+                         "(`<=` for the lower triangle); of a tensor of ones or true, the "
+                         "comparison itself")
+def _trilu(n: Node) -> None:
+    x = n.input(0)
+    upper = n.flag("upper", 1)
+    k = 0
+    if n.has(1):
+        kv = n.const(1, "k")
+        if n.input(1).dtype not in INTS or kv.size != 1:
+            raise ModelError(f"k is {n.input(1).type_text()}; it must be an integer scalar")
+        k = symdim.simplify(kv.reshape(-1)[0])
+        if isinstance(k, Dim):
+            raise Unsupported(f"a diagonal k = {k} that depends on the shapes")
+    if x.rank < 2:
+        raise ModelError(f"Trilu of {x.type_text()}: it needs rank >= 2")
+    if x.is_const() and not is_symbolic(x.const) and x.const.size <= FOLD_LIMIT:
+        fn = np.triu if upper else np.tril
+        n.const_out(fn(x.const, k), dtype=x.dtype)
+        return
+    r, c = x.shape[-2], x.shape[-1]
+    diff = Bin("-", Call("arange", [Lit("0"), DimArg(c)]),
+               Call("reshape", [Call("arange", [Lit("0"), DimArg(r)]), Dims([r, 1])]))
+    cond = Bin(">=" if upper else "<=", diff, Lit(str(k)))
+    fill = _uniform_fill(x)
+    if fill is not None and fill == 1 and same_shape(x.shape, [r, c]):
+        n.define(cond if x.dtype == "bool" else Call("cast", [cond], [("dtype", Str(x.dtype))]),
+                 x.dtype, x.shape)
+        return
+    zero = Lit("false") if x.dtype == "bool" else Lit(literal_text(0, x.dtype))
+    n.define(Call("where", [cond, n.operand(x), zero]), x.dtype, x.shape)

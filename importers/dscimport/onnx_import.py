@@ -26,6 +26,7 @@ that is not valid ONNX (a cycle, a value nothing defines, a bad attribute) is `M
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -246,6 +247,19 @@ def value_hint(onnx_name: str, op_type: str) -> str:
     return s.lower() if derived else s
 
 
+def module_path(node_name: str) -> str:
+    """torch.onnx.export's scope names list the modules from the root, a child of a Sequential
+    as `layer1.0` inside `layer1`: `/layer2/layer2.0/downsample/downsample.0/Conv` is
+    `layer2_0_downsample_0`."""
+    comps: list[str] = []
+    for p in [p for p in node_name.split("/") if p][:-1]:
+        if comps and p.startswith(comps[-1] + "."):
+            comps[-1] = p
+        else:
+            comps.append(p)
+    return identifier("_".join(comps).replace(".", "_"), "m") if comps else ""
+
+
 def weight_hint(onnx_name: str) -> str:
     s = onnx_name.split("::")[-1] if "::" in onnx_name else onnx_name
     return identifier(s, "w")
@@ -377,6 +391,11 @@ class Node:
     def hint(self, i: int = 0) -> str:
         return value_hint(self.node.output[i], self.op)
 
+    def module_path(self) -> str:
+        """The torch module a node came from, from its scope name, as an identifier:
+        `/layer1/layer1.0/conv1/Conv` is `layer1_0_conv1`; "" for a node outside any."""
+        return module_path(self.node.name)
+
     def out(self, v: Value, i: int = 0) -> None:
         if i < len(self.node.output) and self.node.output[i]:
             self.imp.values[self.node.output[i]] = v
@@ -405,7 +424,8 @@ class Node:
                 # after its use (`attn_matmul_w`), as a person would.
                 idx = next((i for i, name in enumerate(self.node.input)
                             if name and self.imp.values.get(name) is v), None)
-                v.hint = f"{self.hint()}_{ROLES.get((self.op, idx), 'c')}"
+                v.hint = _special_name(v.const) or \
+                    f"{self.hint()}_{ROLES.get((self.op, idx), 'c')}"
         return self.prog.operand(v)
 
     def operand_in(self, v: Value, others: list[list], out_shape: list) -> Expr:
@@ -435,6 +455,15 @@ def _attr_type_name(t: int) -> str:
 ROLES = {("MatMul", 0): "a", ("MatMul", 1): "w", ("Gemm", 0): "a", ("Gemm", 1): "w",
          ("Gemm", 2): "b", ("Add", 0): "b", ("Add", 1): "b", ("LayerNormalization", 1): "scale",
          ("LayerNormalization", 2): "bias", ("Gather", 0): "table", ("Gather", 1): "indices"}
+
+
+def _special_name(a: np.ndarray) -> str | None:
+    """`neg_inf`, `inf` or `nan` for a constant of one such value (a mask's fill, which has no
+    literal), as torch2dsc names it."""
+    if a.dtype.kind != "f" or a.size != 1 or np.isfinite(a).all():
+        return None
+    f = float(a.reshape(-1)[0])
+    return "nan" if math.isnan(f) else ("neg_inf" if f < 0 else "inf")
 
 
 def _generic_name(hint: str) -> bool:
@@ -583,11 +612,12 @@ def _maxmin(n: Node) -> None:
 UNARY = {  # op -> (dsc callee, numpy folder)
     "Sqrt": ("sqrt", np.sqrt), "Exp": ("exp", np.exp), "Log": ("log", np.log),
     "Tanh": ("tanh", np.tanh), "Erf": ("erf", None), "Sigmoid": ("sigmoid", None),
-    "Abs": ("abs", np.abs), "Relu": ("nn.relu", None),
+    "Abs": ("abs", np.abs), "Relu": ("nn.relu", None), "Sin": ("sin", np.sin),
+    "Cos": ("cos", np.cos),
 }
 
 
-@converter(*UNARY, note="`sqrt exp log tanh erf sigmoid abs`; Relu is `nn.relu`")
+@converter(*UNARY, note="`sqrt exp log tanh erf sigmoid abs sin cos`; Relu is `nn.relu`")
 def _unary(n: Node) -> None:
     x = n.input(0)
     callee, fn = UNARY[n.op]
@@ -903,6 +933,34 @@ def _reduce(n: Node) -> None:
     if keepdims:
         kw.append(("keepdims", Raw("true")))
     n.define(Call(callee, [n.operand(x)], kw), x.dtype, shape)
+
+
+def _check_arg_reduce(n: Node) -> None:
+    if n.flag("select_last_index", 0):
+        raise Unsupported("select_last_index=1 (dsc's argmax and argmin pick the first index)")
+
+
+@converter("ArgMax", "ArgMin", note="`argmax`, `argmin` with `axis=` and `keepdims=`; "
+                                    "select_last_index=0 only", precheck=_check_arg_reduce)
+def _arg_reduce(n: Node) -> None:
+    x = n.input(0)
+    axis = _axis(n.attr("axis", 0), x.rank, "axis")
+    keepdims = n.flag("keepdims", 1)
+    n.flag("select_last_index", 0)
+    shape = [1 if i == axis else d for i, d in enumerate(x.shape)] if keepdims else \
+        [d for i, d in enumerate(x.shape) if i != axis]
+    if x.is_const() and not is_symbolic(x.const) and x.const.size <= FOLD_LIMIT:
+        r = (np.argmax if n.op == "ArgMax" else np.argmin)(x.const, axis=axis, keepdims=keepdims)
+        n.const_out(np.asarray(r, dtype=np.int64), dtype="i64")
+        return
+    if x.dtype not in FLOATS + INTS:
+        raise Unsupported(f"{n.op} of {x.dtype}")
+    kw: list = []
+    if axis != x.rank - 1:
+        kw.append(("axis", Raw(str(axis))))
+    if keepdims:
+        kw.append(("keepdims", Raw("true")))
+    n.define(Call("argmax" if n.op == "ArgMax" else "argmin", [n.operand(x)], kw), "i64", shape)
 
 
 # The shape and layout converters live in layout_ops.py, the convolution, normalization and

@@ -18,7 +18,7 @@ from . import symdim
 from .program import Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, Unary, Value
 from .symdim import Dim
 from .torch_import import (FLOATS, INTS, NP_DTYPES, TORCH_DTYPES, Node, Unsupported,
-                           UnsupportedArg, converter, dsc_dtype)
+                           UnsupportedArg, converter, dsc_dtype, op_name, short_op)
 
 # ---------------------------------------------------------------------------------------------
 # Shared helpers
@@ -372,12 +372,12 @@ def _masked_fill(n: Node) -> None:
 # ---------------------------------------------------------------------------------------------
 
 UNARY = {"exp": "exp", "log": "log", "tanh": "tanh", "erf": "erf", "sqrt": "sqrt",
-         "rsqrt": "rsqrt", "sigmoid": "sigmoid", "abs": "abs", "relu": "nn.relu",
-         "silu": "nn.silu"}
+         "rsqrt": "rsqrt", "sigmoid": "sigmoid", "abs": "abs", "sin": "sin", "cos": "cos",
+         "relu": "nn.relu", "silu": "nn.silu"}
 
 
 @converter(*[f"aten.{k}.default" for k in UNARY],
-           dsc="`exp log tanh erf sqrt rsqrt sigmoid abs`, `nn.relu`, `nn.silu`",
+           dsc="`exp log tanh erf sqrt rsqrt sigmoid abs sin cos`, `nn.relu`, `nn.silu`",
            note="an integer input is cast to the float result first")
 def _unary(n: Node) -> None:
     x = n.tensor("self")
@@ -556,6 +556,33 @@ def _reduce(n: Node) -> None:
     reduction(n, REDUCE[kind], src, x.shape, axes, keepdim, dtype)
 
 
+@converter("aten.argmax.default", "aten.argmin.default",
+           dsc="`argmax argmin(x, axis=, keepdims=)`",
+           note="dim=None: over the tensor flattened by a reshape")
+def _arg_reduce(n: Node) -> None:
+    x = n.tensor("self")
+    callee = n.op.split(".")[1]
+    if x.dtype not in FLOATS + INTS:
+        raise Unsupported(f"{callee} of {x.dtype}")
+    dim = n.arg("dim")
+    keepdim = bool(n.arg("keepdim"))
+    if dim is None or x.rank == 0:
+        flat = Call("reshape", [n.operand(x), Dims([-1])])
+        if not keepdim:
+            n.define(Call(callee, [flat]), "i64", [])
+            return
+        n.define(Call("reshape", [Call(callee, [flat], [("keepdims", Raw("true"))]),
+                                  Dims([1] * x.rank)]), "i64", [1] * x.rank)
+        return
+    axis = norm_axis(dim, x.rank)
+    kw: list = []
+    if axis != x.rank - 1:
+        kw.append(("axis", Raw(axis_text(axis, x.rank))))
+    if keepdim:
+        kw.append(("keepdims", Raw("true")))
+    n.define(Call(callee, [n.operand(x)], kw), "i64", n.out_shape())
+
+
 @converter("aten.any.dim", "aten.any.dims", "aten.any.default", "aten.all.dim",
            "aten.all.dims", "aten.all.default",
            dsc="`max(cast(x, dtype=\"i32\"), axis=) > 0`, `min(...) > 0`")
@@ -703,11 +730,8 @@ def _rms_norm(n: Node) -> None:
              x.dtype, x.shape)
 
 
-@converter("aten._native_batch_norm_legit_no_training.default", "aten.batch_norm.default",
-           dsc="`x * scale + shift` (folded per channel)",
-           note="inference only: the running statistics are folded into two weights")
-def _batch_norm(n: Node) -> None:
-    x = n.tensor("input")
+def _bn_stats(n: Node) -> tuple[np.ndarray, np.ndarray]:
+    """A batch norm in inference as `x * scale + shift` per channel (float64 arrays)."""
     w, b = n.opt_tensor("weight"), n.opt_tensor("bias")
     mean, var = n.opt_tensor("running_mean"), n.opt_tensor("running_var")
     eps = float(n.scalar("eps"))
@@ -721,11 +745,60 @@ def _batch_norm(n: Node) -> None:
             raise Unsupported(f"the {what} is computed at run time")
     if mean is None or var is None:
         raise Unsupported("batch norm without running statistics")
-    c = mean.const.shape[0]
     scale = 1.0 / np.sqrt(var.const.astype(np.float64) + eps)
     if w is not None:
-        scale = scale * w.const
-    shift = -mean.const * scale + (b.const if b is not None else 0.0)
+        scale = scale * w.const.astype(np.float64)
+    shift = -mean.const.astype(np.float64) * scale + \
+        (b.const.astype(np.float64) if b is not None else 0.0)
+    return scale, shift
+
+
+BATCH_NORMS = ("aten._native_batch_norm_legit_no_training.default", "aten.batch_norm.default")
+
+
+def _foldable_bn(n: Node, o: int):
+    """The batch norm that alone reads this convolution's result, with its per-channel scale
+    and shift and the name for the folded bias, when it can be folded into the convolution's
+    weights (inference, constant statistics of o channels); else None."""
+    users = list(n.fx.users)
+    if len(users) != 1 or op_name(users[0].target) not in BATCH_NORMS or \
+            users[0].args[0] is not n.fx or users[0] in n.imp.poisoned:
+        return None
+    bn = Node(n.imp, users[0])
+    bn._read.add("input")  # this convolution, not converted yet
+    try:
+        scale, shift = _bn_stats(bn)
+        bn.check_args()
+    except Exception:  # noqa: BLE001 - the batch norm's own converter reports it
+        return None
+    if scale.shape != (o,):
+        return None
+    b, mean = bn.opt_tensor("bias"), bn.opt_tensor("running_mean")
+    bias_hint = b.hint if b is not None else \
+        mean.hint.removesuffix("_running_mean").removesuffix("_mean") + "_bias"
+    return users[0], scale, shift, bias_hint
+
+
+@converter(*BATCH_NORMS,
+           dsc="folded into the convolution before it; else `x * scale + shift`",
+           note="inference only: after a convolution with constant weights that nothing else "
+                "reads, its weights become `w * s` and its bias `(b - mean) * s + beta`; "
+                "otherwise the running statistics are folded into two weights")
+def _batch_norm(n: Node) -> None:
+    x = n.tensor("input")
+    folded = n.imp.folded.get(n.fx)
+    if folded is not None:
+        for name in n.given:
+            n.arg(name)
+        if isinstance(n.meta, (list, tuple)):
+            n.out([folded] + [None] * (len(n.meta) - 1))
+        else:
+            n.alias(folded)
+        return
+    stats = _bn_stats(n)
+    mean, w = n.opt_tensor("running_mean"), n.opt_tensor("weight")
+    c = mean.const.shape[0]
+    scale, shift = stats
     bshape = [c] + [1] * (x.rank - 2)
     hint = (w or mean).hint.rsplit("_", 1)[0] or "bn"
     sc = n.prog.constant(scale.astype(NP_DTYPES[x.dtype]).reshape(bshape), x.dtype,
@@ -881,6 +954,16 @@ def _conv(n: Node) -> None:
     groups = n.int("groups")
     if groups != 1:
         kw.append(("groups", Raw(str(groups))))
+    fold = _foldable_bn(n, w.shape[0]) if w.is_const() and w.rank == 4 and \
+        x.dtype in FLOATS and (b is None or b.is_const()) else None
+    if fold is not None:
+        # As inference engines do (and onnx2dsc): w * s and (b - mean) * s + beta.
+        bn_fx, scale, shift, bias_hint = fold
+        np_dtype = NP_DTYPES[x.dtype]
+        w = n.prog.constant((w.const.astype(np.float64) * scale[:, None, None, None])
+                            .astype(np_dtype), w.dtype, w.hint)
+        b0 = b.const.astype(np.float64) if b is not None else 0.0
+        b = n.prog.constant((b0 * scale + shift).astype(np_dtype), w.dtype, bias_hint)
     e: Expr = Call("conv2d", [n.operand(x), n.operand(w)], kw)
     if b is not None:
         if b.is_const():
@@ -888,7 +971,9 @@ def _conv(n: Node) -> None:
             e = Bin("+", e, n.operand(bb))
         else:
             e = Bin("+", e, Call("reshape", [n.operand(b), Dims([b.shape[0], 1, 1])]))
-    n.define(e)
+    v = n.define(e)
+    if fold is not None:
+        n.imp.folded[fold[0]] = v
 
 
 @converter("aten.adaptive_avg_pool2d.default", "aten._adaptive_avg_pool2d.default",
@@ -900,6 +985,63 @@ def _adaptive_avg_pool(n: Node) -> None:
                              f"average)")
     r = x.rank
     reduction(n, "mean", x, x.shape, [r - 2, r - 1], True, x.dtype)
+
+
+def _window(n: Node, name: str, default: list[int] | None = None) -> list[int]:
+    """A pool's kernel_size, stride or padding as two ints (torch also takes one for both;
+    an empty stride means the kernel)."""
+    vals = n.ints(name)
+    if not vals and default is not None:
+        return list(default)
+    if len(vals) == 1:
+        return vals * 2
+    if len(vals) != 2:
+        raise UnsupportedArg(f"{name}={vals} (a 2-D pool takes one int or a pair)")
+    return vals
+
+
+@converter("aten.max_pool2d.default", "aten.max_pool2d_with_indices.default",
+           "aten.avg_pool2d.default",
+           dsc="`max_pool2d(x, k, stride=, padding=)`, `avg_pool2d(x, k, stride=, padding=, "
+               "count_include_pad=)`",
+           note="NCHW; ceil_mode=False, dilation 1, no divisor_override; "
+                "max_pool2d_with_indices (core ATen): the values only")
+def _pool(n: Node) -> None:
+    x = n.tensor("self")
+    average = n.op == "aten.avg_pool2d.default"
+    with_indices = n.op == "aten.max_pool2d_with_indices.default"
+    if x.rank != 4:
+        raise Unsupported(f"a pool of a rank-{x.rank} input (dsc's pools take NCHW)")
+    if x.dtype not in (FLOATS if average else FLOATS + INTS):
+        raise Unsupported(f"{short_op(n.fx.target)} of {x.dtype}")
+    kernel = _window(n, "kernel_size")
+    stride = _window(n, "stride", kernel)
+    padding = _window(n, "padding", [0, 0])
+    if n.arg("ceil_mode"):
+        raise UnsupportedArg("ceil_mode=True (dsc's pools round the output size down)")
+    if not average and any(d != 1 for d in _window(n, "dilation", [1, 1])):
+        raise UnsupportedArg(f"dilation={n.ints('dilation')} (dsc's pools have no dilation)")
+    include_pad = False
+    if average:
+        include_pad = bool(n.arg("count_include_pad"))
+        if n.arg("divisor_override") is not None:
+            raise UnsupportedArg("divisor_override (dsc divides by the window's size)")
+    if any(p >= k for p, k in zip(padding, kernel)):
+        raise UnsupportedArg(f"padding {padding} not below the kernel {kernel}")
+    kw: list = []
+    if stride != kernel:
+        kw.append(("stride", _pair(stride, "stride")))
+    if any(padding):
+        kw.append(("padding", _pair(padding, "padding")))
+        if include_pad:
+            kw.append(("count_include_pad", Raw("true")))
+    call = Call("avg_pool2d" if average else "max_pool2d", [n.operand(x), _pair(kernel,
+                                                                                "kernel_size")], kw)
+    if with_indices:
+        v = n.define(call, n.out_dtype(0), n.out_shape(0))
+        n.out([v, None])
+    else:
+        n.define(call, x.dtype)
 
 
 @converter("aten.embedding.default", dsc="`take(w, ids, axis=0)`",

@@ -8,7 +8,8 @@
   golden   the .dsc imported from mlp.onnx must equal tests/importers/golden/mlp.dsc exactly
            (--update-golden rewrites it), and must pass `dscc check`;
   errors   two models with unsupported ops or attributes (all four of each must be listed, by
-           op type and node name: TopK and the like; a 3-D Conv, ceil_mode and the like), a
+           op type and node name: TopK and the like; a 3-D Conv, ceil_mode and the like), an
+           ArgMax with select_last_index=1, a
            truncated .onnx (one clean line, no traceback), a graph with a cycle, an opset out of
            range and a missing file: each must exit 1 and leave the output directory empty.
 
@@ -98,6 +99,8 @@ SPECS = [
     Spec("ops_extra", {"x": normal("batch", 6), "ids": lambda rng, s: rng.integers(
         0, 10, size=(s["batch"], 6)).astype(np.int64)},
          [{"batch": b} for b in (1, 2, 7, 13, 31)]),
+    Spec("arg_trig", {"x": normal("batch", "seq", 5), "ids": lambda rng, s: rng.integers(
+        0, 3, size=(s["batch"], s["seq"])).astype(np.int64)}, BS),
     # Image sizes 1 (every window mostly padding), primes, odd and even: the stride-2 convs
     # and pools round differently on each.
     Spec("resnet", {"input": normal("batch", 3, "height", "width")},
@@ -287,6 +290,15 @@ class Checker:
         onnx.save(model, old)
         self.expect_failure("opset 11", old, ["opset 11 is not supported", "13 to 21"],
                             one_line=True)
+        model = onnx.load(os.path.join(MODELS_DIR, "arg_trig.onnx"))
+        for node in model.graph.node:
+            for a in node.attribute:
+                if a.name == "select_last_index":
+                    a.i = 1
+        last = os.path.join(self.work, "select_last_index.onnx")
+        onnx.save(model, last)
+        self.expect_failure("ArgMax with select_last_index=1", last,
+                            ["ArgMax (node '/argtrig/ArgMax_1'", "select_last_index=1"])
         self.expect_failure("a missing file", os.path.join(self.work, "no_such.onnx"),
                             ["cannot read"], one_line=True)
 

@@ -4,7 +4,8 @@ small models built here with PyTorch at fixed seeds:
 
   numeric  an MLP, a BERT encoder layer, a GPT-2 block against a KV cache (the past length P
            is a symbol, 0 included), a LLaMA-style block (RMSNorm, rotary embedding, causal
-           mask, SwiGLU), two models of other ops and a small convolutional network
+           mask, SwiGLU), two models of other ops, one of sin, cos, argmax and argmin, and a
+           small convolutional network
            (dynamic batch and image size) are exported with torch.export
            (named Dims), imported with `to_dsc` both as exported and after
            `run_decompositions()` (core ATen), built once with `dscc build`, and run with
@@ -270,6 +271,16 @@ class MoreOps(nn.Module):
                 torch.zeros_like(x[:, :, 0]).long() + ids.sum())
 
 
+class ArgTrig(nn.Module):
+    """sin and cos; argmax and argmin over the last, a middle and the first axis, with and
+    without keepdim, and over the whole tensor; integers full of ties (the first index wins)."""
+
+    def forward(self, x, ids):
+        s = torch.sin(3 * x) * torch.cos(x)
+        return (s, x.argmax(-1), torch.argmin(x, dim=1, keepdim=True), s.argmax(0),
+                ids.argmax(-1), ids.argmin(dim=0, keepdim=True), x.argmax())
+
+
 class ConvNet(nn.Module):
     """A ResNet-style stem: strided convolution, batch norm (inference), ReLU, a grouped
     convolution, global average pooling, flatten, a classifier."""
@@ -351,6 +362,12 @@ CASES = [
                        torch.randint(0, 10, (2, 6), generator=g)),
          lambda: {"x": {0: Dim("B", min=1, max=16), 1: Dim("S", min=1, max=64)}, "ids": None},
          {"B": 2, "S": 5}, BS, ["x", "ids"]),
+    Case("arg_trig", ArgTrig,
+         lambda g, s: (2 * randn(g, s["B"], s["S"], 5),
+                       torch.randint(0, 3, (s["B"], s["S"]), generator=g)),
+         lambda: {"x": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=128)},
+                  "ids": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=128)}},
+         {"B": 2, "S": 8}, BS, ["x", "ids"]),
     Case("convnet", ConvNet, lambda g, s: (randn(g, s["N"], 3, s["H"], s["H"]),),
          lambda: {"x": {0: Dim("N", min=1, max=32), 2: Dim("H", min=4, max=224),
                         3: Dim("H", min=4, max=224)}},
@@ -544,12 +561,12 @@ class Checker:
     def errors(self) -> None:
         class Unsupported(nn.Module):
             def forward(self, x):
-                a = torch.sin(x)
+                a = torch.tan(x)
                 b = torch.cumsum(a, dim=-1)
                 c = F.gelu(x) + b
                 d = F.scaled_dot_product_attention(c[:, None], c[:, None], c[:, None],
                                                    dropout_p=0.5)
-                return d[:, 0], x.argmax(-1)
+                return d[:, 0], torch.floor(x)
 
         ep = export(Unsupported(), (torch.randn(2, 8),),
                     dynamic_shapes={"x": {0: Dim("B", min=1, max=64)}})
@@ -559,10 +576,10 @@ class Checker:
         self.expect_failure(
             "unsupported ops are all listed", [pt2],
             ["4 nodes cannot be imported", "nothing was written",
-             "aten.sin.default (node 'sin', ", f"{me}:", "a = torch.sin(x)",
+             "aten.tan.default (node 'tan', ", f"{me}:", "a = torch.tan(x)",
              "aten.cumsum.default (node 'cumsum'", "b = torch.cumsum(a, dim=-1)",
              "aten.scaled_dot_product_attention.default", "dropout_p",
-             "aten.argmax.default (node 'argmax'", "no converter for this op"])
+             "aten.floor.default (node 'floor'", "no converter for this op"])
 
         class Counter(nn.Module):
             def __init__(self):

@@ -29,6 +29,9 @@ KB:
                   LessOrEqual, And, Or, Not, Equal of ints, Cast of bool, Flatten, Size (in a
                   Reshape target), Mod and Shape(start=1) folded into Slice bounds, Dropout,
                   ReduceMax, ReduceMin (opset 20)
+  arg_trig        Sin, Cos, ArgMax and ArgMin over the first, a middle and the last axis,
+                  keepdims 0 and 1, the default axis 0, on floats and on integers full of ties
+                  (opset 13)
   resnet          a ResNet-18-style network at 8 and 16 channels: conv7x7/2 + BatchNormalization
                   + Relu + MaxPool 3x3/2, a basic block, a strided block with a 1x1/2
                   downsample, GlobalAveragePool, Flatten, Gemm; every BatchNormalization
@@ -383,6 +386,28 @@ def ops_extra() -> onnx.ModelProto:
                     tensor("out2", TensorProto.FLOAT, ["batch"])])
 
 
+def arg_trig() -> onnx.ModelProto:
+    g = Graph(seed=13)
+    s = "/argtrig"
+    x, ids = "x", "ids"
+    three = g.scalar(3.0, scope=s)
+    trig = g.node("Mul", [g.node("Sin", [g.node("Mul", [x, three], scope=s)], scope=s),
+                          g.node("Cos", [x], scope=s)], scope=s)
+    g.nodes.append(helper.make_node("Identity", [trig], ["trig"], name="/trig"))
+    g.node("ArgMax", [x], scope=s, axis=-1, keepdims=0, out_names=["last"])
+    g.node("ArgMin", [trig], scope=s, axis=1, out_names=["middle"])
+    g.node("ArgMax", [x], scope=s, select_last_index=0, out_names=["first"])
+    g.node("ArgMin", [ids], scope=s, axis=1, keepdims=0, out_names=["ties"])
+    return g.model("arg_trig", 13,
+                   [tensor("x", TensorProto.FLOAT, ["batch", "seq", 5]),
+                    tensor("ids", TensorProto.INT64, ["batch", "seq"])],
+                   [tensor("trig", TensorProto.FLOAT, ["batch", "seq", 5]),
+                    tensor("last", TensorProto.INT64, ["batch", "seq"]),
+                    tensor("middle", TensorProto.INT64, ["batch", 1, 5]),
+                    tensor("first", TensorProto.INT64, [1, "seq", 5]),
+                    tensor("ties", TensorProto.INT64, ["batch"])])
+
+
 def _scope(param: str) -> str:
     """torch's node scope of a module: `layer1.0.conv1` is `/layer1/layer1.0/conv1`."""
     parts = param.split(".")
@@ -543,6 +568,7 @@ MODELS = {
     "embedding": embedding,
     "ops": ops,
     "ops_extra": ops_extra,
+    "arg_trig": arg_trig,
     "resnet": resnet,
     "conv_ops": conv_ops,
     "unsupported": unsupported,
