@@ -132,6 +132,15 @@ def _problem(r) -> str | None:
     return crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc else None)
 
 
+def _timed_step(imp: Imported, step: str, cmd: list[str], timeout: float):
+    """Runs one step of an import (`import`, `build`), timed into imp.seconds[step]; returns
+    the run and what went wrong (None when nothing did)."""
+    t0 = time.perf_counter()
+    r = run(cmd, timeout)
+    imp.seconds[step] = time.perf_counter() - t0
+    return r, _problem(r)
+
+
 def build_model(name: str, size: str, work: str, dscc: str, vias=VIAS, timeout: float = 900,
                 log=print) -> Built:
     """Exports, imports and compiles one model into work/NAME/; failures are recorded in the
@@ -159,16 +168,12 @@ def build_model(name: str, size: str, work: str, dscc: str, vias=VIAS, timeout: 
         imp = Imported(via, os.path.join(out, via, f"{name}.dsc"),
                        os.path.join(out, via, f"{name}.safetensors"))
         b.imports[via] = imp
-        if via == "onnx":
-            cmd = [sys.executable, ONNX2DSC, path, "-o", os.path.join(out, via), "--name", name]
-        else:
-            cmd = [sys.executable, TORCH2DSC, path, "-o", os.path.join(out, via), "--name", name]
+        cmd = [sys.executable, ONNX2DSC if via == "onnx" else TORCH2DSC, path,
+               "-o", os.path.join(out, via), "--name", name]
+        if via != "onnx":
             for key, sym in z.torch_dim_names().items():
                 cmd += ["--dim", f"{key}={sym}"]
-        t0 = time.perf_counter()
-        r = run(cmd, timeout)
-        imp.seconds["import"] = time.perf_counter() - t0
-        problem = _problem(r)
+        r, problem = _timed_step(imp, "import", cmd, timeout)
         if problem:
             imp.error = f"import: {r.stderr.strip() or problem}"
             log(f"FAIL {name} import ({via}): {r.stderr.strip() or problem}")
@@ -176,10 +181,7 @@ def build_model(name: str, size: str, work: str, dscc: str, vias=VIAS, timeout: 
         imp.summary = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
         log(f"PASS {name} import ({via}): {_short_summary(imp.summary)}")
         so = os.path.join(out, via, f"{name}.so")
-        t0 = time.perf_counter()
-        r = run([dscc, "build", imp.dsc, "-o", so, "-q"], timeout)
-        imp.seconds["build"] = time.perf_counter() - t0
-        problem = _problem(r)
+        r, problem = _timed_step(imp, "build", [dscc, "build", imp.dsc, "-o", so, "-q"], timeout)
         if problem:
             imp.error = f"dscc build: {problem}"
             log(f"FAIL {name} dscc build ({via}): {problem}\n{r.stderr.strip()}")

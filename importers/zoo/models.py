@@ -58,17 +58,21 @@ def randomize_norms(m: nn.Module) -> nn.Module:
 
 class BertLayer(nn.Module):
     """One BERT encoder layer (HF's BertLayer in eval): fused QKV projection, scaled dot-product
-    attention with an additive padding mask `(1 - mask) * -10000`, post-norm, erf GELU."""
+    attention with an additive padding mask `(1 - mask) * -10000`, post-norm, erf GELU.
+    hf_ops: the attention's tail as HF writes it, a dropout on the probabilities (identity in
+    eval) and `.contiguous().view` to merge the heads, which torch.export keeps as
+    aten.dropout and aten.contiguous nodes (tests/importers/check_torch_import.py)."""
 
-    def __init__(self, d=768, heads=12, ff=3072, use_mask=True):
+    def __init__(self, d=768, heads=12, ff=3072, use_mask=True, hf_ops=False):
         super().__init__()
-        self.d, self.heads, self.use_mask = d, heads, use_mask
+        self.d, self.heads, self.use_mask, self.hf_ops = d, heads, use_mask, hf_ops
         self.qkv = nn.Linear(d, 3 * d)
         self.attn_out = nn.Linear(d, d)
         self.ln1 = nn.LayerNorm(d, eps=1e-12)
         self.ff1 = nn.Linear(d, ff)
         self.ff2 = nn.Linear(ff, d)
         self.ln2 = nn.LayerNorm(d, eps=1e-12)
+        self.drop = nn.Dropout(0.1) if hf_ops else nn.Identity()
         randomize_norms(self)
 
     def forward(self, x, mask=None):
@@ -81,8 +85,8 @@ class BertLayer(nn.Module):
         scores = q @ k.transpose(-1, -2) / math.sqrt(hd)
         if mask is not None:
             scores = scores + (1.0 - mask[:, None, None, :].to(x.dtype)) * -10000.0
-        probs = torch.softmax(scores, dim=-1)
-        ctx = (probs @ v).transpose(1, 2).reshape(B, S, self.d)
+        ctx = (self.drop(torch.softmax(scores, dim=-1)) @ v).transpose(1, 2)
+        ctx = ctx.contiguous().view(B, S, self.d) if self.hf_ops else ctx.reshape(B, S, self.d)
         h = self.ln1(x + self.attn_out(ctx))
         return self.ln2(h + self.ff2(F.gelu(self.ff1(h))))
 
@@ -95,11 +99,12 @@ class GPT2Block(nn.Module):
     """A GPT-2 block (HF's GPT2Block in eval) over T new tokens against a cache of P earlier ones.
     The causal mask is HF's `bias` buffer (a lower-triangular bool matrix of max_pos rows) sliced
     at rows [P, P + T) and columns [0, P + T); masked scores are set to the dtype's minimum, as HF
-    does. Returns the block's output and the grown key and value caches."""
+    does. Returns the block's output and the grown key and value caches. sdpa: attention by
+    F.scaled_dot_product_attention with the bool mask instead (tests/importers)."""
 
-    def __init__(self, d=768, heads=12, max_pos=1024):
+    def __init__(self, d=768, heads=12, max_pos=1024, sdpa=False):
         super().__init__()
-        self.d, self.heads = d, heads
+        self.d, self.heads, self.sdpa = d, heads, sdpa
         self.ln_1 = nn.LayerNorm(d, eps=1e-5)
         self.c_attn = nn.Linear(d, 3 * d)
         self.c_proj = nn.Linear(d, d)
@@ -120,10 +125,14 @@ class GPT2Block(nn.Module):
         v = v.view(B, T, self.heads, hd).permute(0, 2, 1, 3)
         keys = torch.cat([past_k, k], dim=-2)
         values = torch.cat([past_v, v], dim=-2)
-        scores = q @ keys.transpose(-1, -2) / math.sqrt(hd)
-        causal = self.bias[:, :, P:P + T, :P + T]
-        scores = torch.where(causal, scores, torch.finfo(scores.dtype).min)
-        a = torch.softmax(scores, dim=-1) @ values
+        if self.sdpa:
+            causal = self.bias[:, :, P:P + T, :P + T]
+            a = F.scaled_dot_product_attention(q, keys, values, attn_mask=causal)
+        else:
+            scores = q @ keys.transpose(-1, -2) / math.sqrt(hd)
+            causal = self.bias[:, :, P:P + T, :P + T]
+            scores = torch.where(causal, scores, torch.finfo(scores.dtype).min)
+            a = torch.softmax(scores, dim=-1) @ values
         a = a.permute(0, 2, 1, 3).reshape(B, T, self.d)
         x = x + self.c_proj(a)
         y = x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
@@ -217,14 +226,16 @@ class LlamaBlock(nn.Module):
     tables precomputed as buffers of max_pos rows and sliced at [P, P + T), grouped-query
     attention, a causal mask from comparing positions (key j is visible to query P + i when
     j <= P + i) applied with masked_fill(-inf), softmax in f32, SwiGLU feed-forward. Returns the
-    output and the grown key and value caches (KVH heads, keys after the rotation)."""
+    output and the grown key and value caches (KVH heads, keys after the rotation).
+    norm_eps is the RMSNorms' epsilon (TinyLlama's 1e-5; LLaMA-2's 1e-6)."""
 
-    def __init__(self, d=2048, heads=32, kv_heads=4, ff=5632, max_pos=2048, theta=10000.0):
+    def __init__(self, d=2048, heads=32, kv_heads=4, ff=5632, max_pos=2048, theta=10000.0,
+                 norm_eps=1e-5):
         super().__init__()
         self.d, self.heads, self.kv_heads = d, heads, kv_heads
         hd = d // heads
-        self.input_layernorm = RMSNorm(d)
-        self.post_attention_layernorm = RMSNorm(d)
+        self.input_layernorm = RMSNorm(d, norm_eps)
+        self.post_attention_layernorm = RMSNorm(d, norm_eps)
         self.q_proj = nn.Linear(d, heads * hd, bias=False)
         self.k_proj = nn.Linear(d, kv_heads * hd, bias=False)
         self.v_proj = nn.Linear(d, kv_heads * hd, bias=False)
@@ -378,6 +389,27 @@ CONFIGS = {
 NAMES = ("bert", "bert_nomask", "gpt2", "resnet18", "llama", "llama_prefill")
 
 
+def _cached_block(name: str, make: Callable[[], nn.Module], cfg: dict, kv_heads: int,
+                  bench_batch: int) -> ZooModel:
+    """A block over T new tokens against a cache of P earlier ones (GPT-2, LLaMA): inputs x
+    [B, T, d] and past_k, past_v [B, kv_heads, P, hd]; outputs y and the grown caches. T and P
+    range to half the position tables each, so P + T stays within them."""
+    d, mx = cfg["d"], cfg["max_pos"]
+    hd = d // cfg["heads"]
+    return ZooModel(
+        name, make,
+        [Input("x", ["B", "T", d]), Input("past_k", ["B", kv_heads, "P", hd]),
+         Input("past_v", ["B", kv_heads, "P", hd])],
+        ranges={"B": (1, 64), "T": (1, mx // 2), "P": (0, mx // 2)},
+        example={"B": 2, "T": 3, "P": 5},
+        shapes=[{"B": 1, "T": 1, "P": 1}, {"B": 2, "T": 1, "P": 7},
+                {"B": 3, "T": 5, "P": 13}, {"B": 1, "T": 13, "P": 2},
+                {"B": 2, "T": 1, "P": 31}, {"B": 1, "T": 7, "P": 0}],
+        bench_shapes=[{"B": 1, "T": 1, "P": 128}, {"B": 1, "T": 1, "P": 511},
+                      {"B": bench_batch, "T": 1, "P": 128}, {"B": 1, "T": 32, "P": 96}],
+        outputs=["y", "keys", "values"], onnx_min={"P": 1})
+
+
 def describe(name: str, size: str) -> ZooModel:
     """The ZooModel of `name` at `size` ("small" or "full")."""
     if size not in SIZES:
@@ -398,21 +430,7 @@ def describe(name: str, size: str) -> ZooModel:
             bench_shapes=[{"B": 1, "S": 32}, {"B": 1, "S": 128}, {"B": 4, "S": 64},
                           {"B": 8, "S": 128}, {"B": 1, "S": 384}])
     if base == "gpt2":
-        d, heads = cfg["d"], cfg["heads"]
-        hd = d // heads
-        mx = cfg["max_pos"]
-        return ZooModel(
-            name, lambda: GPT2Block(**cfg),
-            [Input("x", ["B", "T", d]), Input("past_k", ["B", heads, "P", hd]),
-             Input("past_v", ["B", heads, "P", hd])],
-            ranges={"B": (1, 64), "T": (1, mx // 2), "P": (0, mx // 2)},
-            example={"B": 2, "T": 3, "P": 5},
-            shapes=[{"B": 1, "T": 1, "P": 1}, {"B": 2, "T": 1, "P": 7},
-                    {"B": 3, "T": 5, "P": 13}, {"B": 1, "T": 13, "P": 2},
-                    {"B": 2, "T": 1, "P": 31}, {"B": 1, "T": 7, "P": 0}],
-            bench_shapes=[{"B": 1, "T": 1, "P": 128}, {"B": 1, "T": 1, "P": 511},
-                          {"B": 8, "T": 1, "P": 128}, {"B": 1, "T": 32, "P": 96}],
-            outputs=["y", "keys", "values"], onnx_min={"P": 1})
+        return _cached_block(name, lambda: GPT2Block(**cfg), cfg, cfg["heads"], bench_batch=8)
     if base == "resnet18":
         # torch.export guards that no stage's output is 1 pixel wide (the residual adds would
         # broadcast), so an image is at least 33 pixels: 32 after the five halvings is 1.
@@ -435,21 +453,8 @@ def describe(name: str, size: str) -> ZooModel:
                     {"B": 2, "S": 2}],
             bench_shapes=[{"B": 1, "S": 32}, {"B": 1, "S": 128}, {"B": 4, "S": 64}])
     if base == "llama":
-        d, heads, kvh = cfg["d"], cfg["heads"], cfg["kv_heads"]
-        hd = d // heads
-        mx = cfg["max_pos"]
-        return ZooModel(
-            name, lambda: LlamaBlock(**cfg),
-            [Input("x", ["B", "T", d]), Input("past_k", ["B", kvh, "P", hd]),
-             Input("past_v", ["B", kvh, "P", hd])],
-            ranges={"B": (1, 64), "T": (1, mx // 2), "P": (0, mx // 2)},
-            example={"B": 2, "T": 3, "P": 5},
-            shapes=[{"B": 1, "T": 1, "P": 1}, {"B": 2, "T": 1, "P": 7},
-                    {"B": 3, "T": 5, "P": 13}, {"B": 1, "T": 13, "P": 2},
-                    {"B": 2, "T": 1, "P": 31}, {"B": 1, "T": 7, "P": 0}],
-            bench_shapes=[{"B": 1, "T": 1, "P": 128}, {"B": 1, "T": 1, "P": 511},
-                          {"B": 4, "T": 1, "P": 128}, {"B": 1, "T": 32, "P": 96}],
-            outputs=["y", "keys", "values"], onnx_min={"P": 1})
+        return _cached_block(name, lambda: LlamaBlock(**cfg), cfg, cfg["kv_heads"],
+                             bench_batch=4)
     raise KeyError(f"no model {name!r} in the zoo (it has {', '.join(NAMES)})")
 
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib.util
-import math
 import os
 import re
 import shutil
@@ -68,6 +67,7 @@ sys.path.insert(0, HERE)
 from harness import Run, compare_nonfinite as compare, crash_reason, first_line, run  # noqa: E402
 
 from dscimport import torch_import  # noqa: E402
+from zoo.models import BertLayer, GPT2Block, LlamaBlock  # noqa: E402
 
 SEED = 20270112
 
@@ -90,128 +90,21 @@ class MLP(nn.Module):
         return torch.softmax(self.fc2(h), dim=-1)
 
 
-class BertLayer(nn.Module):
-    """BERT's encoder layer: fused QKV, additive padding mask, post-norm, erf GELU."""
+# The BERT, GPT-2 and LLaMA blocks are the model zoo's (importers/zoo/models.py), at small
+# sizes and in the variants that exercise other ops: BERT with HF's attention dropout and
+# `.contiguous().view`, GPT-2 with F.scaled_dot_product_attention and a bool mask, LLaMA with
+# as many KV heads as heads over a whole prompt (triu mask) and RMSNorm eps 1e-6.
 
-    def __init__(self, d=64, heads=4, ff=128):
-        super().__init__()
-        self.heads, self.d = heads, d
-        self.qkv = nn.Linear(d, 3 * d)
-        self.out = nn.Linear(d, d)
-        self.ln1 = nn.LayerNorm(d, eps=1e-12)
-        self.ff1 = nn.Linear(d, ff)
-        self.ff2 = nn.Linear(ff, d)
-        self.ln2 = nn.LayerNorm(d, eps=1e-12)
-        self.drop = nn.Dropout(0.1)
-
-    def forward(self, x, mask):
-        B, S, _ = x.shape
-        hd = self.d // self.heads
-        q, k, v = self.qkv(x).split(self.d, dim=-1)
-        q = q.view(B, S, self.heads, hd).transpose(1, 2)
-        k = k.view(B, S, self.heads, hd).transpose(1, 2)
-        v = v.view(B, S, self.heads, hd).transpose(1, 2)
-        bias = (1.0 - mask[:, None, None, :].to(x.dtype)) * -10000.0
-        scores = q @ k.transpose(-1, -2) / math.sqrt(hd) + bias
-        probs = self.drop(torch.softmax(scores, dim=-1))
-        ctx = (probs @ v).transpose(1, 2).contiguous().view(B, S, self.d)
-        h = self.ln1(x + self.out(ctx))
-        return self.ln2(h + self.ff2(F.gelu(self.ff1(h))))
+def bert_layer():
+    return BertLayer(d=64, heads=4, ff=128, hf_ops=True)
 
 
-class GPT2Block(nn.Module):
-    """A GPT-2 block over S new tokens against a cache of P earlier ones: the causal mask is
-    sliced from a bool buffer at [P, P + S), attention is F.scaled_dot_product_attention, and
-    the block returns the grown caches."""
-
-    def __init__(self, d=64, heads=4, max_pos=128):
-        super().__init__()
-        self.heads, self.d = heads, d
-        self.ln_1 = nn.LayerNorm(d)
-        self.c_attn = nn.Linear(d, 3 * d)
-        self.c_proj = nn.Linear(d, d)
-        self.ln_2 = nn.LayerNorm(d)
-        self.c_fc = nn.Linear(d, 4 * d)
-        self.mlp_proj = nn.Linear(4 * d, d)
-        tril = torch.tril(torch.ones(max_pos, max_pos, dtype=torch.bool))
-        self.register_buffer("bias", tril.view(1, 1, max_pos, max_pos), persistent=False)
-
-    def forward(self, x, past_k, past_v):
-        B, S, _ = x.shape
-        P = past_k.shape[2]
-        hd = self.d // self.heads
-        q, k, v = self.c_attn(self.ln_1(x)).split(self.d, dim=2)
-        q = q.view(B, S, self.heads, hd).permute(0, 2, 1, 3)
-        k = k.view(B, S, self.heads, hd).permute(0, 2, 1, 3)
-        v = v.view(B, S, self.heads, hd).permute(0, 2, 1, 3)
-        keys = torch.cat([past_k, k], dim=-2)
-        values = torch.cat([past_v, v], dim=-2)
-        causal = self.bias[:, :, P:P + S, :P + S]
-        a = F.scaled_dot_product_attention(q, keys, values, attn_mask=causal)
-        a = a.permute(0, 2, 1, 3).reshape(B, S, self.d)
-        x = x + self.c_proj(a)
-        y = x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
-        return y, keys, values
+def gpt2_block():
+    return GPT2Block(d=64, heads=4, max_pos=128, sdpa=True)
 
 
-class RMSNorm(nn.Module):
-    def __init__(self, d, eps=1e-6):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(d))
-
-    def forward(self, x):
-        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
-
-
-def rotate_half(x):
-    x1 = x[..., : x.shape[-1] // 2]
-    x2 = x[..., x.shape[-1] // 2:]
-    return torch.cat((-x2, x1), dim=-1)
-
-
-class LlamaBlock(nn.Module):
-    """A LLaMA block: RMSNorm, rotary embedding from cos/sin tables sliced to S, a causal
-    mask from triu + masked_fill, softmax in f32, and a SwiGLU feed-forward."""
-
-    def __init__(self, d=64, heads=4, ff=172, max_pos=256):
-        super().__init__()
-        self.heads, self.d = heads, d
-        hd = d // heads
-        self.attn_norm = RMSNorm(d)
-        self.ffn_norm = RMSNorm(d)
-        self.wq = nn.Linear(d, d, bias=False)
-        self.wk = nn.Linear(d, d, bias=False)
-        self.wv = nn.Linear(d, d, bias=False)
-        self.wo = nn.Linear(d, d, bias=False)
-        self.w1 = nn.Linear(d, ff, bias=False)
-        self.w3 = nn.Linear(d, ff, bias=False)
-        self.w2 = nn.Linear(ff, d, bias=False)
-        inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd))
-        freqs = torch.outer(torch.arange(max_pos).float(), inv_freq)
-        emb = torch.cat([freqs, freqs], dim=-1)
-        self.register_buffer("cos_cached", emb.cos(), persistent=False)
-        self.register_buffer("sin_cached", emb.sin(), persistent=False)
-
-    def forward(self, x):
-        B, S, _ = x.shape
-        hd = self.d // self.heads
-        h = self.attn_norm(x)
-        q = self.wq(h).view(B, S, self.heads, hd).transpose(1, 2)
-        k = self.wk(h).view(B, S, self.heads, hd).transpose(1, 2)
-        v = self.wv(h).view(B, S, self.heads, hd).transpose(1, 2)
-        cos = self.cos_cached[:S][None, None]
-        sin = self.sin_cached[:S][None, None]
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        scores = q @ k.transpose(2, 3) / math.sqrt(hd)
-        mask = torch.triu(torch.ones(S, S, dtype=torch.bool), diagonal=1)
-        scores = scores.masked_fill(mask, float("-inf"))
-        probs = F.softmax(scores.float(), dim=-1).type_as(q)
-        attn = (probs @ v).transpose(1, 2).reshape(B, S, self.d)
-        x = x + self.wo(attn)
-        g = self.ffn_norm(x)
-        return x + self.w2(F.silu(self.w1(g)) * self.w3(g))
+def llama_block():
+    return LlamaBlock(d=64, heads=4, kv_heads=4, ff=172, max_pos=256, norm_eps=1e-6)
 
 
 class Ops(nn.Module):
@@ -333,12 +226,12 @@ CASES = [
     Case("mlp", MLP, lambda g, s: (randn(g, s["B"], 32),),
          lambda: {"x": {0: Dim("B", min=1, max=1024)}}, {"B": 4},
          [{"B": b} for b in (1, 2, 7, 13, 31)], ["x"]),
-    Case("bert_layer", BertLayer,
+    Case("bert_layer", bert_layer,
          lambda g, s: (randn(g, s["B"], s["S"], 64), padding_mask(g, s["B"], s["S"])),
          lambda: {"x": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=512)},
                   "mask": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=512)}},
          {"B": 2, "S": 8}, BS, ["x", "mask"]),
-    Case("gpt2_block", GPT2Block,
+    Case("gpt2_block", gpt2_block,
          lambda g, s: (randn(g, s["B"], s["S"], 64), randn(g, s["B"], 4, s["P"], 16),
                        randn(g, s["B"], 4, s["P"], 16)),
          lambda: {"x": {0: Dim("B", min=1, max=16), 1: Dim("S", min=1, max=32)},
@@ -348,7 +241,7 @@ CASES = [
          [{"B": 1, "S": 1, "P": 0}, {"B": 1, "S": 1, "P": 1}, {"B": 2, "S": 1, "P": 7},
           {"B": 3, "S": 5, "P": 13}, {"B": 2, "S": 3, "P": 31}, {"B": 1, "S": 13, "P": 2}],
          ["x", "past_k", "past_v"]),
-    Case("llama_block", LlamaBlock, lambda g, s: (randn(g, s["B"], s["S"], 64),),
+    Case("llama_block", llama_block, lambda g, s: (randn(g, s["B"], s["S"], 64),),
          lambda: {"x": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=256)}},
          {"B": 2, "S": 8}, BS, ["x"]),
     Case("ops", Ops,
