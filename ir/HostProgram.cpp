@@ -43,6 +43,9 @@ void print_steps(std::ostream& os, const std::vector<HostStep>& steps, int depth
     case HostStep::Kind::If: os << "if"; break;
     case HostStep::Kind::Bind: os << "bind " << s.callee << " ="; break;
     case HostStep::Kind::Loop: os << "for " << s.callee << " in "; break;
+    case HostStep::Kind::Check:
+      os << "check " << symbolic::to_string(s.ints.at(0)) << "  # " << s.callee << "\n";
+      continue;
     }
     if (s.kind == HostStep::Kind::Loop) {
       os << symbolic::to_string(s.ints.at(0)) << ".." << symbolic::to_string(s.ints.at(1))

@@ -5,8 +5,8 @@
 // compile to one host function (runtime/HostABI.h); nothing in it is interpreted at run time.
 //
 // Execution order: check every input (dtype, rank), bind symbols and check repeated or
-// constant dims (`dims`), check the `checks` (where clauses, then run-time shape facts) in
-// order, allocate the arena (`arena_bytes`) and the outputs whose shapes the inputs fix, then
+// constant dims (`dims`), check the `checks` (where clauses, then run-time shape facts over
+// the inputs' symbols) in order, allocate the arena (`arena_bytes`) and the outputs whose shapes the inputs fix, then
 // run `steps` in order. An output whose shape has a run-time symbol is allocated by the copy
 // step that writes it, once the symbol is bound.
 //
@@ -72,6 +72,9 @@ struct HostStep {
     Loop,    // for run-time symbol `callee` := ints[0], ints[0] + 1, ... while < ints[1]: run
              // `cond_steps`, stop when the bool[] buffers[0] (when there is one) is false,
              // then run `body_steps`. After the loop `callee` holds where it stopped.
+    Check,   // fail the call unless the predicate ints[0] holds, as a HostCheck described by
+             // `callee` (its `what`): a run-time shape fact over run-time symbols, checked
+             // once they are bound (inside a loop, on every iteration)
   };
   Kind kind = Kind::Kernel;
   std::string callee;                 // Kernel: the PrimFunc's name; Library: its symbol;
@@ -82,7 +85,7 @@ struct HostStep {
   std::vector<symbolic::Expr> ints;
   std::vector<HostStep> then_steps, else_steps; // If
   std::vector<HostStep> cond_steps, body_steps; // Loop
-  std::string location;                         // If, Bind, Loop: "model.dsc:3:9", or empty
+  std::string location;                         // If, Bind, Loop, Check: "model.dsc:3:9"
 };
 
 // A dim bound while steps run (see the top of this file).

@@ -578,6 +578,9 @@ std::vector<std::string> verify(const HostProgram& p, const Module& m, bool plan
         error(which + " binds '" + s.callee + "' from " +
               std::to_string(s.buffers.size() + s.ints.size()) + " values, not one");
       break;
+    case HostStep::Kind::Check:
+      if (s.ints.size() != 1 || !s.buffers.empty()) error(which + " (a check) has no single predicate");
+      break;
     case HostStep::Kind::Loop:
       if (!find_runtime_symbol(p, s.callee))
         error(which + " loops over '" + s.callee + "', which is not a run-time symbol");

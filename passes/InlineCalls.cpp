@@ -911,6 +911,18 @@ private:
       facts = merge_facts(substitute_facts(facts, resolved), typed->facts);
       current = typed;
     }
+    // Each round re-infers the body, which names data-dependent dims afresh (nonzero's count is
+    // nnz0, then nnz1): a fact naming a symbol the final fn no longer has is stale, and the
+    // final round's facts restate it in the new names.
+    std::set<std::string> live;
+    for (const ir::VarRef& p : current->params) add_symbols(p->type, live);
+    for (const ir::WhereClause& w : current->where) add_symbols(w.predicate, live);
+    collect_symbols(current->body, true, live);
+    std::erase_if(facts, [&](const ir::ShapeFact& fact) {
+      for (const std::string& s : sym::free_symbols(fact.predicate))
+        if (!live.count(s)) return true;
+      return false;
+    });
     ir::Module one;
     one.imports = imports_;
     one.add(rebuild_function(*current, current->ret_type, current->body, facts));

@@ -47,6 +47,11 @@ public:
     for (const ir::Binding& b : body->bindings)
       if (!lower_binding(b)) return std::nullopt;
     if (!lower_result(body->result)) return std::nullopt;
+    if (!deferred_.empty()) {
+      const DeferredCheck& d = deferred_.front();
+      return fail(d.loc, d.check.what + " uses '" + d.waits_for +
+                             "', which nothing binds where the check could run");
+    }
     return std::move(p_);
   }
 
@@ -116,18 +121,44 @@ private:
     return true;
   }
 
+  // A check over the inputs' symbols runs on entry; one that names a run-time symbol becomes a
+  // Check step where its symbols are first all bound (flush_checks).
   bool add_check(const Expr& predicate, std::string what, SourceLoc loc) {
     std::set<std::string> names = symbolic::free_symbols(predicate);
+    ir::HostCheck c{predicate, std::move(what), location_text(sources_, loc),
+                    {names.begin(), names.end()}};
     for (const std::string& n : names)
       if (!bound_.count(n)) {
-        fail(loc, what + " uses '" + n + "', which no parameter's shape binds: a dim known only "
-                         "while the program runs (nonzero's count, a dim an if's branches disagree "
-                         "on) cannot be checked yet");
-        return false;
+        deferred_.push_back({std::move(c), loc, n});
+        return true;
       }
-    p_.checks.push_back(ir::HostCheck{predicate, std::move(what), location_text(sources_, loc),
-                                      {names.begin(), names.end()}});
+    p_.checks.push_back(std::move(c));
     return true;
+  }
+
+  struct DeferredCheck {
+    ir::HostCheck check;
+    SourceLoc loc;
+    std::string waits_for; // a symbol it names, for the error when none binds it
+  };
+
+  // Check steps for the deferred checks whose symbols are all bound now, in `p_.steps`.
+  void flush_checks() {
+    for (auto it = deferred_.begin(); it != deferred_.end();) {
+      bool ready = std::all_of(it->check.symbols.begin(), it->check.symbols.end(),
+                               [&](const std::string& s) { return bound_.count(s) > 0; });
+      if (!ready) {
+        ++it;
+        continue;
+      }
+      HostStep check;
+      check.kind = HostStep::Kind::Check;
+      check.callee = it->check.what;
+      check.ints = {it->check.predicate};
+      check.location = it->check.location;
+      p_.steps.push_back(std::move(check));
+      it = deferred_.erase(it);
+    }
   }
 
   bool add_checks() {
@@ -190,6 +221,12 @@ private:
   }
 
   bool lower_binding(const ir::Binding& b) {
+    if (!lower_value(b)) return false;
+    flush_checks();
+    return true;
+  }
+
+  bool lower_value(const ir::Binding& b) {
     std::string name;
     for (const ir::VarRef& v : b.vars) name += (name.empty() ? "" : ",") + v->name;
     std::optional<std::vector<int>> ids;
@@ -290,6 +327,7 @@ private:
   std::optional<std::vector<int>> lower_branch(const ir::Expr& branch, std::vector<HostStep>& out) {
     std::vector<HostStep> outer;
     outer.swap(p_.steps);
+    flush_checks(); // those over a symbol bound as the block starts (a loop's var)
     std::optional<std::vector<int>> ids;
     if (const auto* block = branch.as<ir::Block>()) {
       bool ok = true;
@@ -624,6 +662,7 @@ private:
   ir::HostProgram p_;
   std::set<std::string> bound_;
   std::map<std::string, std::vector<int>> values_;
+  std::vector<DeferredCheck> deferred_;
 };
 
 } // namespace

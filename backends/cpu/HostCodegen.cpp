@@ -9,12 +9,14 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "backends/cpu/CpuBackend.h"
 #include "backends/llvm/SymbolicCodegen.h"
 #include "ir/DLDataType.h"
 #include "ir/LibraryRoutine.h"
 #include "ir/OpRegistry.h"
+#include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 
 namespace dsc::cpu {
@@ -249,36 +251,42 @@ private:
   }
 
   void check_predicates() {
+    for (const ir::HostCheck& c : p_.checks) {
+      emit_check(c);
+      if (!ok()) return;
+    }
+  }
+
+  // Fails the call with "<what> violated: S = 600 (<location>)" unless c's predicate holds.
+  void emit_check(const ir::HostCheck& c) {
+    if (!c.predicate.defined()) {
+      fail("check '" + c.what + "' has no predicate");
+      return;
+    }
     llvm::FunctionCallee fail_check =
         runtime("dsc_rt_fail_check", i32_, {ptr_, ptr_, ptr_, i32_, ptr_, ptr_});
-    for (const ir::HostCheck& c : p_.checks) {
-      if (!c.predicate.defined()) {
-        fail("check '" + c.what + "' has no predicate");
-        return;
-      }
-      llvm::Value* holds =
-          llvmgen::emit_symbolic_bool(b_, c.predicate, [this](const std::string& s) { return symbol(s); });
-      std::vector<llvm::Value*> values;
-      for (const std::string& s : c.symbols)
-        values.push_back(symbol(s));
-      if (!ok()) return;
-      guard(
-          holds,
-          [&] {
-            const size_t n = c.symbols.size();
-            llvm::Value* names = stack_array(ptr_, n, "check.names");
-            llvm::Value* vals = stack_array(i64_, n, "check.values");
-            for (size_t j = 0; j < n; ++j) {
-              b_.CreateStore(string_constant(c.symbols[j]),
-                             b_.CreateConstInBoundsGEP1_64(ptr_, names, j));
-              b_.CreateStore(values[j], b_.CreateConstInBoundsGEP1_64(i64_, vals, j));
-            }
-            return b_.CreateCall(fail_check,
-                                 {call_, string_constant(c.what), string_constant(c.location),
-                                  i32(static_cast<int64_t>(n)), names, vals});
-          },
-          "where");
-    }
+    llvm::Value* holds =
+        llvmgen::emit_symbolic_bool(b_, c.predicate, [this](const std::string& s) { return symbol(s); });
+    std::vector<llvm::Value*> values;
+    for (const std::string& s : c.symbols)
+      values.push_back(symbol(s));
+    if (!ok()) return;
+    guard(
+        holds,
+        [&] {
+          const size_t n = c.symbols.size();
+          llvm::Value* names = stack_array(ptr_, n, "check.names");
+          llvm::Value* vals = stack_array(i64_, n, "check.values");
+          for (size_t j = 0; j < n; ++j) {
+            b_.CreateStore(string_constant(c.symbols[j]),
+                           b_.CreateConstInBoundsGEP1_64(ptr_, names, j));
+            b_.CreateStore(values[j], b_.CreateConstInBoundsGEP1_64(i64_, vals, j));
+          }
+          return b_.CreateCall(fail_check,
+                               {call_, string_constant(c.what), string_constant(c.location),
+                                i32(static_cast<int64_t>(n)), names, vals});
+        },
+        "where");
   }
 
   void allocate() {
@@ -460,6 +468,15 @@ private:
       case ir::HostStep::Kind::Loop:
         emit_loop(s);
         break;
+      case ir::HostStep::Kind::Check: {
+        if (s.ints.size() != 1) {
+          fail("a check step has no single predicate");
+          return;
+        }
+        std::set<std::string> names = symbolic::free_symbols(s.ints[0]);
+        emit_check(ir::HostCheck{s.ints[0], s.callee, s.location, {names.begin(), names.end()}});
+        break;
+      }
       }
       if (!ok()) return;
     }

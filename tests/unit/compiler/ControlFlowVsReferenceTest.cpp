@@ -205,6 +205,13 @@ std::vector<NumericCase> loop_cases() {
        "  }\n"
        "}\n",
        {"T", "D", "N"}},
+      {"runtime_check_in_a_loop", // 1 <= T + i, checked on every iteration
+       "fn f(x: f32[T, D], s: f32[N]) -> tensor {\n"
+       "  return for i in 0..N carry (cache: f32[T + i, D] = x) {\n"
+       "    concat([cache, slice(cache, axis=0, start=T + i - 1, end=T + i) + 1.0], axis=0)\n"
+       "  }\n"
+       "}\n",
+       {"T", "D", "N"}},
       {"two_carries_with_a_matmul",
        "fn f(x: f32[B, D], w: f32[D, D], s: f32[N]) -> tensor {\n"
        "  let h, acc = for i in 0..N carry (h = x, acc = x * 0.0) {\n"
