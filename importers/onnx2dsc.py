@@ -23,10 +23,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from dscimport import cli  # noqa: E402 - the standard library only
 
 PROG = "onnx2dsc"
 
@@ -36,21 +36,15 @@ def plural(k: int, word: str) -> str:
 
 
 def fail(msg: str) -> int:
-    print(f"{PROG}: error: {msg}", file=sys.stderr)
-    return 1
+    return cli.fail(PROG, msg)
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="onnx2dsc.py", description="Import an ONNX model into a .dsc file and a "
         ".safetensors file of weights.")
-    ap.add_argument("model", help="the .onnx file")
-    ap.add_argument("-o", "--output-dir", required=True, help="directory for NAME.dsc and "
-                    "NAME.safetensors (created if missing)")
-    ap.add_argument("--name", help="output file stem and function name (default: the model "
-                    "file's name)")
-    ap.add_argument("--traceback", action="store_true", help="print a Python traceback on an "
-                    "internal error")
+    cli.add_output_args(ap, "the .onnx file")
+    cli.add_traceback_arg(ap)
     ns = ap.parse_args(argv)
 
     try:
@@ -66,12 +60,8 @@ def main(argv: list[str]) -> int:
     from dscimport.program import identifier
 
     path = ns.model
-    stem = os.path.basename(path)
-    if stem.endswith(".onnx"):
-        stem = stem[:-5]
-    name = ns.name or stem
-    if not name or "/" in name or name in (".", ".."):
-        print(f"{PROG}: error: --name must be a file name, got '{name}'", file=sys.stderr)
+    name = cli.output_name(PROG, path, ".onnx", ns.name)
+    if name is None:
         return 2
 
     try:
@@ -104,10 +94,7 @@ def main(argv: list[str]) -> int:
             print(f"  {p}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - a bug in the importer: say so, in one line
-        if ns.traceback:
-            traceback.print_exc()
-        return fail(f"internal error while importing {path}: {type(e).__name__}: {e} "
-                    f"(rerun with --traceback for details)")
+        return cli.internal_error(PROG, path, e, ns.traceback)
 
     out_dir = ns.output_dir
     dsc_path = os.path.join(out_dir, name + ".dsc")

@@ -28,33 +28,27 @@ import importlib.util
 import logging
 import os
 import sys
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from dscimport import cli  # noqa: E402 - the standard library only
 
 PROG = "torch2dsc"
 
 
 def fail(msg: str) -> int:
-    print(f"{PROG}: error: {msg}", file=sys.stderr)
-    return 1
+    return cli.fail(PROG, msg)
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="torch2dsc.py", description="Import a torch.export program (.pt2) into a .dsc "
         "file and a .safetensors file of weights.")
-    ap.add_argument("model", help="the .pt2 file (torch.export.save)")
-    ap.add_argument("-o", "--output-dir", required=True, help="directory for NAME.dsc and "
-                    "NAME.safetensors (created if missing)")
-    ap.add_argument("--name", help="output file stem and function name (default: the model "
-                    "file's name)")
+    cli.add_output_args(ap, "the .pt2 file (torch.export.save)")
     ap.add_argument("--dim", action="append", default=[], metavar="SYM=NAME",
                     help="name a dynamic dim: INPUT.AXIS=NAME (x.1=S) or TORCHSYM=NAME "
                     "(s77=S); repeatable")
-    ap.add_argument("--traceback", action="store_true", help="print a Python traceback on an "
-                    "internal error")
+    cli.add_traceback_arg(ap)
     ns = ap.parse_args(argv)
 
     dim_names = {}
@@ -67,12 +61,8 @@ def main(argv: list[str]) -> int:
         dim_names[key] = val
 
     path = ns.model
-    stem = os.path.basename(path)
-    if stem.endswith(".pt2"):
-        stem = stem[:-4]
-    name = ns.name or stem
-    if not name or "/" in name or name in (".", ".."):
-        print(f"{PROG}: error: --name must be a file name, got '{name}'", file=sys.stderr)
+    name = cli.output_name(PROG, path, ".pt2", ns.name)
+    if name is None:
         return 2
 
     if not os.path.isfile(path):
@@ -112,10 +102,7 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         return fail(f"cannot write to {ns.output_dir}: {e.strerror or e}")
     except Exception as e:  # noqa: BLE001 - a bug in the importer: say so, in one line
-        if ns.traceback:
-            traceback.print_exc()
-        return fail(f"internal error while importing {path}: {type(e).__name__}: {e} "
-                    f"(rerun with --traceback for details)")
+        return cli.internal_error(PROG, path, e, ns.traceback)
     print(f"{PROG}: {result.summary(path)}")
     return 0
 

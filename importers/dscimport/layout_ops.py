@@ -15,7 +15,7 @@ from .onnx_import import (FOLD_LIMIT, INTS, NP_DTYPES, ModelError, Node, Unsuppo
                           _axis_text, broadcast_shapes, contiguous, converter, finite_literal,
                           is_symbolic, same_dtype, same_shape, tensor_array, to_dims)
 from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value,
-                      literal_text)
+                      literal_text, slice_kwargs)
 from .symdim import Dim, dmax, dmin, product
 
 @converter("Shape", note="folded: the input's symbolic dims (start/end honoured)")
@@ -326,13 +326,7 @@ def _slice(n: Node) -> None:
         length = symdim.simplify((symdim.as_dim(e) - s + st - 1) // st)
         if symdim.as_dim(s).same(0) and symdim.as_dim(e).same(d) and st == 1:
             continue
-        kw: list = [("axis", Raw(_axis_text(a, x.rank)))]
-        if not symdim.as_dim(s).same(0):
-            kw.append(("start", DimArg(s)))
-        if not symdim.as_dim(e).same(d):
-            kw.append(("end", DimArg(e)))
-        if st != 1:
-            kw.append(("step", Raw(str(st))))
+        kw = slice_kwargs(_axis_text(a, x.rank), s, e, d, st)
         shape[a] = length
         e_x = Call("slice", [e_x], kw)
     if isinstance(e_x, Ref) and e_x.value is x:

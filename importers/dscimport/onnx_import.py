@@ -36,7 +36,7 @@ import numpy as np
 
 from . import symdim
 from .program import (Bin, Call, Dims, Expr, Lit, Program, Raw, Ref, Str, Unary, Value,
-                      identifier, literal_text)
+                      broadcast_axes, identifier, literal_text)
 from .symdim import Dim, Undecided
 
 MIN_OPSET, MAX_OPSET = 13, 21
@@ -186,9 +186,7 @@ def as_int(x, what: str) -> int:
 def broadcast_shapes(shapes: list[list], what: str) -> list:
     rank = max((len(s) for s in shapes), default=0)
     out = []
-    for i in range(rank):
-        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
-        big = [d for d in dims if not (isinstance(d, int) and d == 1)]
+    for _, big in broadcast_axes(shapes, rank):
         if not big:
             out.append(1)
             continue

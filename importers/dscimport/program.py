@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .symdim import Dim, dim_text, simplify
+from .symdim import Dim, as_dim, dim_text, simplify
 
 # ---------------------------------------------------------------------------------------------
 # Names
@@ -513,6 +513,27 @@ class Program:
         if clauses:
             lines.append("  where " + ", ".join(clauses))
         return lines
+
+
+def slice_kwargs(axis_txt: str, start, end, dim, step: int) -> list:
+    """The keyword arguments of `slice` along one axis of size dim: the axis, then start, end
+    and step where they differ from 0, dim and 1."""
+    kw: list = [("axis", Raw(axis_txt))]
+    if not as_dim(start).same(0):
+        kw.append(("start", DimArg(start)))
+    if not as_dim(end).same(dim):
+        kw.append(("end", DimArg(end)))
+    if step != 1:
+        kw.append(("step", Raw(str(step))))
+    return kw
+
+
+def broadcast_axes(shapes: list[list], rank: int):
+    """For each axis i of a broadcast to rank, (i, the dims of shapes there other than 1),
+    the shapes aligned at their last axes."""
+    for i in range(rank):
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        yield i, [d for d in dims if not (isinstance(d, int) and d == 1)]
 
 
 def _direct_refs(e: Expr) -> list[Value]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import symdim
-from .program import Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value
+from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value,
+                      slice_kwargs)
 from .symdim import Dim, product
 from .torch_import import INTS, Node, Unsupported, UnsupportedArg, converter
 from .torch_ops import axis_text, norm_axis, same_shape
@@ -263,13 +264,7 @@ def _repeat(n: Node) -> None:
 def emit_slice(n: Node, x: Value, axis: int, start, end, step: int, length) -> Value:
     """x[start:end:step] along axis (bounds already normalized to 0 <= start <= end <= dim)."""
     d = x.shape[axis]
-    kw: list = [("axis", Raw(axis_text(axis, x.rank)))]
-    if not symdim.as_dim(start).same(0):
-        kw.append(("start", DimArg(start)))
-    if not symdim.as_dim(end).same(d):
-        kw.append(("end", DimArg(end)))
-    if step != 1:
-        kw.append(("step", Raw(str(step))))
+    kw = slice_kwargs(axis_text(axis, x.rank), start, end, d, step)
     shape = list(x.shape)
     shape[axis] = length
     if len(kw) == 1:

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from . import symdim
-from .program import Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, Unary, Value
+from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, Unary, Value,
+                      broadcast_axes)
 from .symdim import Dim
 from .torch_import import (FLOATS, INTS, NP_DTYPES, TORCH_DTYPES, Node, Unsupported,
                            UnsupportedArg, converter, dsc_dtype, op_name, short_op)
@@ -35,9 +36,7 @@ def broadcast(n: Node, shapes: list[list]) -> list:
     meta = n.out_shape()
     rank = len(meta)
     out = []
-    for i in range(rank):
-        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
-        big = [d for d in dims if not (isinstance(d, int) and d == 1)]
+    for i, big in broadcast_axes(shapes, rank):
         if not big:
             out.append(1)
         elif all(symdim.as_dim(d).same(big[0]) for d in big):

@@ -29,10 +29,8 @@ for erf GELU, a mask not applied) is far outside it.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -49,7 +47,8 @@ except ImportError as e:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from harness import Run, compare, crash_reason, first_line, run  # noqa: E402,F401
+from harness import (Checker as BaseChecker, check_dscc_arg, compare_outputs,  # noqa: E402
+                     exit_problem, first_line, remove_work, run, tally)
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 IMPORTER = os.path.join(SOURCE_DIR, "importers", "onnx2dsc.py")
@@ -111,29 +110,18 @@ SPECS = [
           for b, h, w in ((1, 1, 1), (2, 7, 13), (1, 2, 31), (3, 17, 8), (1, 30, 5))]),
 ]
 
-class Checker:
+class Checker(BaseChecker):
     def __init__(self, dscc: str | None, work: str, timeout: float, verbose: bool):
-        self.dscc = dscc
-        self.work = work
-        self.timeout = timeout
-        self.verbose = verbose
-        self.results: list[tuple[str, bool, str]] = []
+        super().__init__(IMPORTER, dscc, work, timeout, verbose)
         self.imported: dict[str, str | None] = {}
-
-    def report(self, label: str, ok: bool, detail: str) -> None:
-        self.results.append((label, ok, detail))
-        print(f"{'PASS' if ok else 'FAIL'} {label}: {detail}", flush=True)
-
-    def importer(self, args: list[str]) -> Run:
-        return run([sys.executable, IMPORTER, *args], self.timeout)
 
     def import_model(self, name: str) -> str | None:
         """Imports models/NAME.onnx once; the output directory, or None (reported)."""
         if name not in self.imported:
             out = os.path.join(self.work, "import", name)
-            r = self.importer([os.path.join(MODELS_DIR, f"{name}.onnx"), "-o", out])
+            r = self.cli([os.path.join(MODELS_DIR, f"{name}.onnx"), "-o", out])
             files = [os.path.join(out, f"{name}.{ext}") for ext in ("dsc", "safetensors")]
-            problem = crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc else None)
+            problem = exit_problem(r)
             if problem is None and not all(os.path.isfile(f) for f in files):
                 problem = "exit 0 but the .dsc or .safetensors is missing"
             if problem is None and sorted(os.listdir(out)) != sorted(map(os.path.basename, files)):
@@ -172,27 +160,13 @@ class Checker:
             r = run([self.dscc, "run", os.path.join(out_dir, f"{spec.name}.dsc"),
                      "--weights", os.path.join(out_dir, f"{spec.name}.safetensors"), *args,
                      f"--output={case}/out"], self.timeout)
-            problem = crash_reason(r) or (f"dscc run exit {r.rc}: {first_line(r.stderr)}"
-                                          if r.rc else None)
+            problem = exit_problem(r, "dscc run exit")
             if problem:
                 self.report(label, False, problem + (f"\n{r.stderr}" if self.verbose else ""))
                 continue
             refs = sess.run(None, feeds)
-            details, ok = [], True
-            for i, (name, ref) in enumerate(zip(names, refs)):
-                path = os.path.join(case, "out", f"output{i}.npy")
-                if not os.path.isfile(path):
-                    ok = False
-                    details.append(f"{name}: no {path}")
-                    continue
-                good, detail = compare(np.load(path), ref)
-                ok &= good
-                details.append(f"{name}: {detail}")
-            extra = os.path.join(case, "out", f"output{len(names)}.npy")
-            if os.path.exists(extra):
-                ok = False
-                details.append(f"more outputs than ONNX Runtime's {len(names)}")
-            self.report(label, ok, "; ".join(details))
+            self.report(label, *compare_outputs(os.path.join(case, "out"),
+                                                list(zip(names, refs)), "ONNX Runtime"))
 
     # -- golden ---------------------------------------------------------------------------
 
@@ -202,69 +176,20 @@ class Checker:
             return
         with open(os.path.join(out_dir, "mlp.dsc")) as f:
             got = f.read()
-        path = os.path.join(GOLDEN_DIR, "mlp.dsc")
-        if update:
-            os.makedirs(GOLDEN_DIR, exist_ok=True)
-            with open(path, "w") as f:
-                f.write(got)
-            print(f"wrote {path}")
-        try:
-            with open(path) as f:
-                want = f.read()
-        except OSError as e:
-            self.report("golden mlp.dsc", False, f"cannot read {path}: {e.strerror}")
-            return
-        if got == want:
-            self.report("golden mlp.dsc", True, "the imported text equals golden/mlp.dsc")
-        else:
-            diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
-                                                "golden/mlp.dsc", "imported mlp.dsc"))
-            self.report("golden mlp.dsc", False, "differs (run with --update-golden if the "
-                        f"change is intended):\n{diff}")
-        if self.dscc:
-            r = run([self.dscc, "check", path], self.timeout)
-            problem = crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc else None)
-            self.report("golden mlp.dsc passes dscc check", problem is None, problem or "ok")
+        self.check_golden(got, os.path.join(GOLDEN_DIR, "mlp.dsc"), update, "imported mlp.dsc")
 
     # -- errors ---------------------------------------------------------------------------
 
-    def expect_failure(self, label: str, model: str, must_say: list[str],
-                       one_line: bool = False) -> None:
-        out = os.path.join(self.work, "fail", re.sub(r"\W+", "_", label))
-        os.makedirs(out)
-        r = self.importer([model, "-o", out])
-        problems = []
-        crash = crash_reason(r)
-        if crash:
-            problems.append(crash)
-        if r.rc != 1:
-            problems.append(f"exit {r.rc}, expected 1")
-        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-        if not lines or not lines[0].startswith("onnx2dsc: error: "):
-            problems.append(f"stderr does not start with 'onnx2dsc: error: ': {first_line(r.stderr)}")
-        if one_line and len(lines) != 1:
-            problems.append(f"{len(lines)} lines on stderr, expected one")
-        for s in must_say:
-            if s not in r.stderr:
-                problems.append(f"stderr does not say '{s}'")
-        left = sorted(os.listdir(out))
-        if left:
-            problems.append(f"files left in the output directory: {', '.join(left)}")
-        detail = "; ".join(problems) if problems else first_line(r.stderr)
-        if problems and self.verbose:
-            detail += f"\n--- stderr ---\n{r.stderr}"
-        self.report(label, not problems, detail)
-
     def errors(self) -> None:
         self.expect_failure(
-            "unsupported ops are all listed", os.path.join(MODELS_DIR, "unsupported.onnx"),
+            "unsupported ops are all listed", [os.path.join(MODELS_DIR, "unsupported.onnx")],
             ["4 nodes cannot be imported", "TopK (node '/bad/TopK'",
              "CumSum (node '/bad/CumSum'", "Cast (node '/bad/Cast'", "UINT8",
              "LayerNormalization (node '/bad/LayerNormalization'", "Mean or InvStdDev",
              "nothing was written"])
         self.expect_failure(
             "unsupported convolutions and pools are all listed",
-            os.path.join(MODELS_DIR, "unsupported_conv.onnx"),
+            [os.path.join(MODELS_DIR, "unsupported_conv.onnx")],
             ["4 nodes cannot be imported", "Conv (node '/bad/Conv'", "only 2-D Conv",
              "MaxPool (node '/bad/MaxPool'", "ceil_mode=1",
              "AveragePool (node '/bad/AveragePool'", "differ between the two sides",
@@ -275,20 +200,20 @@ class Checker:
             trunc = os.path.join(self.work, f"truncated_{int(frac * 100)}.onnx")
             with open(trunc, "wb") as f:
                 f.write(data[:int(len(data) * frac)])
-            self.expect_failure(f"truncated .onnx ({int(frac * 100)}%)", trunc,
+            self.expect_failure(f"truncated .onnx ({int(frac * 100)}%)", [trunc],
                                 ["is not a readable ONNX model"], one_line=True)
         garbage = os.path.join(self.work, "garbage.onnx")
         with open(garbage, "wb") as f:
             f.write(b"\x00\x01not an onnx file at all\xff" * 7)
-        self.expect_failure("garbage .onnx", garbage, ["is not a readable ONNX model"],
+        self.expect_failure("garbage .onnx", [garbage], ["is not a readable ONNX model"],
                             one_line=True)
-        self.expect_failure("a graph with a cycle", os.path.join(MODELS_DIR, "cycle.onnx"),
+        self.expect_failure("a graph with a cycle", [os.path.join(MODELS_DIR, "cycle.onnx")],
                             ["the graph has a cycle", "/cycle/Add"], one_line=True)
         model = onnx.load(os.path.join(MODELS_DIR, "mlp.onnx"))
         model.opset_import[0].version = 11
         old = os.path.join(self.work, "opset11.onnx")
         onnx.save(model, old)
-        self.expect_failure("opset 11", old, ["opset 11 is not supported", "13 to 21"],
+        self.expect_failure("opset 11", [old], ["opset 11 is not supported", "13 to 21"],
                             one_line=True)
         model = onnx.load(os.path.join(MODELS_DIR, "arg_trig.onnx"))
         for node in model.graph.node:
@@ -297,9 +222,9 @@ class Checker:
                     a.i = 1
         last = os.path.join(self.work, "select_last_index.onnx")
         onnx.save(model, last)
-        self.expect_failure("ArgMax with select_last_index=1", last,
+        self.expect_failure("ArgMax with select_last_index=1", [last],
                             ["ArgMax (node '/argtrig/ArgMax_1'", "select_last_index=1"])
-        self.expect_failure("a missing file", os.path.join(self.work, "no_such.onnx"),
+        self.expect_failure("a missing file", [os.path.join(self.work, "no_such.onnx")],
                             ["cannot read"], one_line=True)
 
 
@@ -320,11 +245,7 @@ def main(argv: list[str]) -> int:
         print(f"check_onnx_import.py: unknown --only part(s): {', '.join(sorted(unknown))}",
               file=sys.stderr)
         return 2
-    if "numeric" in parts and not ns.dscc:
-        print("check_onnx_import.py: --dscc is needed for the numeric cases", file=sys.stderr)
-        return 2
-    if ns.dscc and not (os.path.isfile(ns.dscc) and os.access(ns.dscc, os.X_OK)):
-        print(f"check_onnx_import.py: {ns.dscc} is not an executable", file=sys.stderr)
+    if not check_dscc_arg("check_onnx_import.py", parts, ns.dscc):
         return 2
 
     work = tempfile.mkdtemp(prefix="dsc-onnx-")
@@ -343,14 +264,8 @@ def main(argv: list[str]) -> int:
                 except Exception as e:  # noqa: BLE001 - a failed case, not a crash of the script
                     checker.report(f"{spec.name}", False, f"{type(e).__name__}: {e}")
     finally:
-        if ns.keep:
-            print(f"files kept in {work}", file=sys.stderr)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    passed = sum(1 for _, ok, _ in checker.results if ok)
-    failed = len(checker.results) - passed
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed or not checker.results else 0
+        remove_work(work, ns.keep)
+    return tally(checker)
 
 
 if __name__ == "__main__":

@@ -33,11 +33,9 @@ half, the wrong causal offset, tanh GELU for erf GELU) is far outside it.
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib.util
 import os
 import re
-import shutil
 import sys
 import tempfile
 import warnings
@@ -64,7 +62,8 @@ IMPORTER = os.path.join(IMPORTERS, "torch2dsc.py")
 GOLDEN = os.path.join(HERE, "golden", "torch_mlp.dsc")
 sys.path.insert(0, IMPORTERS)
 sys.path.insert(0, HERE)
-from harness import Run, compare_nonfinite as compare, crash_reason, first_line, run  # noqa: E402
+from harness import (Checker as BaseChecker, check_dscc_arg, compare_nonfinite,  # noqa: E402
+                     compare_outputs, exit_problem, first_line, remove_work, run, tally)
 
 from dscimport import torch_import  # noqa: E402
 from zoo.models import BertLayer, GPT2Block, LlamaBlock  # noqa: E402
@@ -284,20 +283,9 @@ def build(case: Case):
 # Running
 # ---------------------------------------------------------------------------------------------
 
-class Checker:
+class Checker(BaseChecker):
     def __init__(self, dscc: str | None, work: str, timeout: float, verbose: bool):
-        self.dscc = dscc
-        self.work = work
-        self.timeout = timeout
-        self.verbose = verbose
-        self.results: list[tuple[str, bool, str]] = []
-
-    def report(self, label: str, ok: bool, detail: str) -> None:
-        self.results.append((label, ok, detail))
-        print(f"{'PASS' if ok else 'FAIL'} {label}: {detail}", flush=True)
-
-    def cli(self, args: list[str]) -> Run:
-        return run([sys.executable, IMPORTER, *args], self.timeout)
+        super().__init__(IMPORTER, dscc, work, timeout, verbose)
 
     # -- numeric --------------------------------------------------------------------------
 
@@ -322,8 +310,7 @@ class Checker:
                 print(res.text)
             so = os.path.join(out, f"{case.name}.so")
             r = run([self.dscc, "build", res.dsc_path, "-o", so, "-q"], self.timeout)
-            problem = crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc
-                                          else None)
+            problem = exit_problem(r)
             if problem:
                 self.report(f"{label} dscc build", False, problem +
                             (f"\n{r.stderr}" if self.verbose else ""))
@@ -343,28 +330,16 @@ class Checker:
             np.save(path, a.numpy(), allow_pickle=False)
             cmd += ["--input", f"{name}={path}"]
         r = run(cmd, self.timeout)
-        problem = crash_reason(r) or (f"dscc run exit {r.rc}: {first_line(r.stderr)}" if r.rc
-                                      else None)
+        problem = exit_problem(r, "dscc run exit")
         if problem:
             self.report(label, False, problem + (f"\n{r.stderr}" if self.verbose else ""))
             return
         with torch.no_grad():
             refs = model(*args)
         refs = list(refs) if isinstance(refs, (tuple, list)) else [refs]
-        details, ok = [], True
-        for i, ref in enumerate(refs):
-            path = os.path.join(case_dir, "out", f"output{i}.npy")
-            if not os.path.isfile(path):
-                ok = False
-                details.append(f"output {i}: no {path}")
-                continue
-            good, detail = compare(np.load(path), ref.numpy())
-            ok &= good
-            details.append(f"output {i}: {detail}")
-        if os.path.exists(os.path.join(case_dir, "out", f"output{len(refs)}.npy")):
-            ok = False
-            details.append(f"more outputs than torch's {len(refs)}")
-        self.report(label, ok, "; ".join(details))
+        named = [(f"output {i}", ref.numpy()) for i, ref in enumerate(refs)]
+        self.report(label, *compare_outputs(os.path.join(case_dir, "out"), named, "torch",
+                                            compare_nonfinite))
 
     # -- golden ---------------------------------------------------------------------------
 
@@ -374,7 +349,7 @@ class Checker:
         torch.export.save(ep, pt2)
         out = os.path.join(self.work, "golden")
         r = self.cli([pt2, "-o", out, "--dim", "x.0=B"])
-        problem = crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc else None)
+        problem = exit_problem(r)
         files = sorted(os.listdir(out)) if os.path.isdir(out) else []
         if problem is None and files != ["torch_mlp.dsc", "torch_mlp.safetensors"]:
             problem = f"the output directory holds {files}"
@@ -387,31 +362,9 @@ class Checker:
             return
         with open(os.path.join(out, "torch_mlp.dsc")) as f:
             got = f.read()
-        if update:
-            os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
-            with open(GOLDEN, "w") as f:
-                f.write(got)
-            print(f"wrote {GOLDEN}")
-        try:
-            with open(GOLDEN) as f:
-                want = f.read()
-        except OSError as e:
-            self.report("golden torch_mlp.dsc", False, f"cannot read {GOLDEN}: {e.strerror}")
+        want = self.check_golden(got, GOLDEN, update, "imported")
+        if want is None:
             return
-        if got == want:
-            self.report("golden torch_mlp.dsc", True, "the imported text equals "
-                        "golden/torch_mlp.dsc")
-        else:
-            diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
-                                                "golden/torch_mlp.dsc", "imported"))
-            self.report("golden torch_mlp.dsc", False, "differs (run with --update-golden if "
-                        f"the change is intended):\n{diff}")
-        if self.dscc:
-            r = run([self.dscc, "check", GOLDEN], self.timeout)
-            problem = crash_reason(r) or (f"exit {r.rc}: {first_line(r.stderr)}" if r.rc
-                                          else None)
-            self.report("golden torch_mlp.dsc passes dscc check", problem is None,
-                        problem or "ok")
         # The module names the dim B from the live export, with no --dim.
         res = torch_import.import_program(ep, "torch_mlp")
 
@@ -422,34 +375,6 @@ class Checker:
                     f"differs:\n{res.text}")
 
     # -- errors ---------------------------------------------------------------------------
-
-    def expect_failure(self, label: str, args: list[str], must_say: list[str],
-                       one_line: bool = False) -> None:
-        out = os.path.join(self.work, "fail", re.sub(r"\W+", "_", label))
-        os.makedirs(out)
-        r = self.cli(args + ["-o", out])
-        problems = []
-        crash = crash_reason(r)
-        if crash:
-            problems.append(crash)
-        if r.rc != 1:
-            problems.append(f"exit {r.rc}, expected 1")
-        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-        if not lines or not lines[0].startswith("torch2dsc: error: "):
-            problems.append(f"stderr does not start with 'torch2dsc: error: ': "
-                            f"{first_line(r.stderr)}")
-        if one_line and len(lines) != 1:
-            problems.append(f"{len(lines)} lines on stderr, expected one")
-        for s in must_say:
-            if s not in r.stderr:
-                problems.append(f"stderr does not say '{s}'")
-        left = sorted(os.listdir(out))
-        if left:
-            problems.append(f"files left in the output directory: {', '.join(left)}")
-        detail = "; ".join(problems) if problems else first_line(r.stderr)
-        if problems and self.verbose:
-            detail += f"\n--- stderr ---\n{r.stderr}"
-        self.report(label, not problems, detail)
 
     def errors(self) -> None:
         class Unsupported(nn.Module):
@@ -537,11 +462,7 @@ def main(argv: list[str]) -> int:
               f"{', '.join(sorted(unknown | (set(forms) - {'export', 'core'})))}",
               file=sys.stderr)
         return 2
-    if "numeric" in parts and not ns.dscc:
-        print("check_torch_import.py: --dscc is needed for the numeric cases", file=sys.stderr)
-        return 2
-    if ns.dscc and not (os.path.isfile(ns.dscc) and os.access(ns.dscc, os.X_OK)):
-        print(f"check_torch_import.py: {ns.dscc} is not an executable", file=sys.stderr)
+    if not check_dscc_arg("check_torch_import.py", parts, ns.dscc):
         return 2
 
     work = tempfile.mkdtemp(prefix="dsc-torch-")
@@ -560,14 +481,8 @@ def main(argv: list[str]) -> int:
                 except Exception as e:  # noqa: BLE001 - a failed case, not a crash of the script
                     checker.report(case.name, False, f"{type(e).__name__}: {e}")
     finally:
-        if ns.keep:
-            print(f"files kept in {work}", file=sys.stderr)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    passed = sum(1 for _, ok, _ in checker.results if ok)
-    failed = len(checker.results) - passed
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed or not checker.results else 0
+        remove_work(work, ns.keep)
+    return tally(checker)
 
 
 if __name__ == "__main__":

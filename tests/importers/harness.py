@@ -9,8 +9,12 @@ explains the choice). Callers import it after checking that numpy is installed.
 
 from __future__ import annotations
 
+import difflib
+import os
 import re
+import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,3 +97,136 @@ def compare_nonfinite(out: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
                 return False, "NaN or infinities differ from the reference's"
             out, ref = np.where(bad, 0, out), np.where(bad, 0, ref)
     return compare(out, ref)
+
+
+def exit_problem(r: Run, prefix: str = "exit") -> str | None:
+    """Why a command that should have succeeded did not: a crash, or PREFIX and the nonzero
+    exit status with the first line of stderr; None when it exited 0."""
+    return crash_reason(r) or (f"{prefix} {r.rc}: {first_line(r.stderr)}" if r.rc else None)
+
+
+def compare_outputs(out_dir: str, refs: list[tuple[str, np.ndarray]], ref_owner: str,
+                    cmp=compare) -> tuple[bool, str]:
+    """Compares out_dir/output{i}.npy with each (name, reference) of refs by cmp, and checks
+    that there is no output past them; whether all agree, and the details."""
+    details, ok = [], True
+    for i, (name, ref) in enumerate(refs):
+        path = os.path.join(out_dir, f"output{i}.npy")
+        if not os.path.isfile(path):
+            ok = False
+            details.append(f"{name}: no {path}")
+            continue
+        good, detail = cmp(np.load(path), ref)
+        ok &= good
+        details.append(f"{name}: {detail}")
+    if os.path.exists(os.path.join(out_dir, f"output{len(refs)}.npy")):
+        ok = False
+        details.append(f"more outputs than {ref_owner}'s {len(refs)}")
+    return ok, "; ".join(details)
+
+
+class Checker:
+    """What both importers' checks do: report each result, run the importer's command line,
+    compare an imported text with its golden file and expect a command-line failure."""
+
+    def __init__(self, importer: str, dscc: str | None, work: str, timeout: float,
+                 verbose: bool):
+        self.importer_path = importer
+        self.tool = os.path.splitext(os.path.basename(importer))[0]
+        self.dscc = dscc
+        self.work = work
+        self.timeout = timeout
+        self.verbose = verbose
+        self.results: list[tuple[str, bool, str]] = []
+
+    def report(self, label: str, ok: bool, detail: str) -> None:
+        self.results.append((label, ok, detail))
+        print(f"{'PASS' if ok else 'FAIL'} {label}: {detail}", flush=True)
+
+    def cli(self, args: list[str]) -> Run:
+        return run([sys.executable, self.importer_path, *args], self.timeout)
+
+    def check_golden(self, got: str, path: str, update: bool, imported_name: str) -> str | None:
+        """Compares the imported text got with the golden file at path (written first when
+        update), then runs `dscc check` on the golden; the golden text, or None if unreadable."""
+        rel = f"golden/{os.path.basename(path)}"
+        label = f"golden {os.path.basename(path)}"
+        if update:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(got)
+            print(f"wrote {path}")
+        try:
+            with open(path) as f:
+                want = f.read()
+        except OSError as e:
+            self.report(label, False, f"cannot read {path}: {e.strerror}")
+            return None
+        if got == want:
+            self.report(label, True, f"the imported text equals {rel}")
+        else:
+            diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
+                                                rel, imported_name))
+            self.report(label, False, "differs (run with --update-golden if the change is "
+                        f"intended):\n{diff}")
+        if self.dscc:
+            problem = exit_problem(run([self.dscc, "check", path], self.timeout))
+            self.report(f"{label} passes dscc check", problem is None, problem or "ok")
+        return want
+
+    def expect_failure(self, label: str, args: list[str], must_say: list[str],
+                       one_line: bool = False) -> None:
+        """Runs the importer on args with a fresh output directory: it must exit 1 with an
+        error naming itself, say each of must_say (on one line if one_line) and write nothing."""
+        out = os.path.join(self.work, "fail", re.sub(r"\W+", "_", label))
+        os.makedirs(out)
+        r = self.cli(args + ["-o", out])
+        problems = []
+        crash = crash_reason(r)
+        if crash:
+            problems.append(crash)
+        if r.rc != 1:
+            problems.append(f"exit {r.rc}, expected 1")
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        start = f"{self.tool}: error: "
+        if not lines or not lines[0].startswith(start):
+            problems.append(f"stderr does not start with '{start}': {first_line(r.stderr)}")
+        if one_line and len(lines) != 1:
+            problems.append(f"{len(lines)} lines on stderr, expected one")
+        for s in must_say:
+            if s not in r.stderr:
+                problems.append(f"stderr does not say '{s}'")
+        left = sorted(os.listdir(out))
+        if left:
+            problems.append(f"files left in the output directory: {', '.join(left)}")
+        detail = "; ".join(problems) if problems else first_line(r.stderr)
+        if problems and self.verbose:
+            detail += f"\n--- stderr ---\n{r.stderr}"
+        self.report(label, not problems, detail)
+
+
+def check_dscc_arg(script: str, parts: set[str], dscc: str | None) -> bool:
+    """Whether --dscc suits the parts asked for (said on stderr when not)."""
+    if "numeric" in parts and not dscc:
+        print(f"{script}: --dscc is needed for the numeric cases", file=sys.stderr)
+        return False
+    if dscc and not (os.path.isfile(dscc) and os.access(dscc, os.X_OK)):
+        print(f"{script}: {dscc} is not an executable", file=sys.stderr)
+        return False
+    return True
+
+
+def remove_work(work: str, keep: bool) -> None:
+    """Removes the work directory, or names it on stderr if keep."""
+    if keep:
+        print(f"files kept in {work}", file=sys.stderr)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def tally(checker: Checker) -> int:
+    """Prints how many checks passed and failed; the exit status (1 if any failed or none ran)."""
+    passed = sum(1 for _, ok, _ in checker.results if ok)
+    failed = len(checker.results) - passed
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or not checker.results else 0
