@@ -15,7 +15,7 @@ from .onnx_import import (FOLD_LIMIT, INTS, NP_DTYPES, ModelError, Node, Unsuppo
                           _axis_text, broadcast_shapes, contiguous, converter, finite_literal,
                           is_symbolic, same_dtype, same_shape, tensor_array, to_dims)
 from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value,
-                      literal_text, slice_kwargs)
+                      define_split, literal_text, slice_kwargs)
 from .symdim import Dim, dmax, dmin, product
 
 @converter("Shape", note="folded: the input's symbolic dims (start/end honoured)")
@@ -263,15 +263,8 @@ def _split(n: Node) -> None:
     if k == 1:
         n.out(x)
         return
-    equal = all(symdim.as_dim(s).same(sizes[0]) for s in sizes)
-    sections: Expr = Raw(str(k)) if equal else Dims(sizes)
-    outs = []
-    for i, s in enumerate(sizes):
-        shape = list(x.shape)
-        shape[axis] = s
-        outs.append((x.dtype, shape, n.hint(i)))
-    vals = n.prog.define_tuple(Call("split", [n.operand(x), sections],
-                                    [("axis", Raw(_axis_text(axis, x.rank)))]), outs)
+    vals = define_split(n.prog, n.operand(x), x.dtype, x.shape, axis, _axis_text(axis, x.rank),
+                        sizes, [n.hint(i) for i in range(k)])
     for i, v in enumerate(vals):
         n.out(v, i)
 

@@ -528,6 +528,20 @@ def slice_kwargs(axis_txt: str, start, end, dim, step: int) -> list:
     return kw
 
 
+def define_split(prog: "Program", operand: Expr, dtype: str, shape: Sequence, axis: int,
+                 axis_txt: str, sizes: Sequence, hints: Sequence[str]) -> list[Value]:
+    """`let a, b, ... = split(operand, k or [sizes], axis=)`: the count when the sizes are
+    equal, else the sizes; one value of `shape` with `sizes[i]` at `axis` per hint."""
+    equal = all(as_dim(s).same(sizes[0]) for s in sizes)
+    sections: Expr = Raw(str(len(sizes))) if equal else Dims(list(sizes))
+    outs = []
+    for s, hint in zip(sizes, hints):
+        piece = list(shape)
+        piece[axis] = s
+        outs.append((dtype, piece, hint))
+    return prog.define_tuple(Call("split", [operand, sections], [("axis", Raw(axis_txt))]), outs)
+
+
 def broadcast_axes(shapes: list[list], rank: int):
     """For each axis i of a broadcast to rank, (i, the dims of shapes there other than 1),
     the shapes aligned at their last axes."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import symdim
 from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value,
-                      slice_kwargs)
+                      define_split, slice_kwargs)
 from .symdim import Dim, product
 from .torch_import import INTS, Node, Unsupported, UnsupportedArg, converter
 from .torch_ops import axis_text, norm_axis, same_shape
@@ -436,15 +436,8 @@ def _split(n: Node) -> None:
             n.imp.value_users[id(x)] -= 1
             n.out([x])
         return
-    equal = all(symdim.as_dim(s).same(sizes[0]) for s in sizes)
-    sections: Expr = Raw(str(k)) if equal else Dims(sizes)
-    outs = []
-    for i, s in enumerate(sizes):
-        shape = list(x.shape)
-        shape[axis] = s
-        outs.append((x.dtype, shape, n.hint(i) + ("_slice" if unbind else "")))
-    vals = n.prog.define_tuple(Call("split", [n.operand(x), sections],
-                                    [("axis", Raw(axis_text(axis, x.rank)))]), outs)
+    vals = define_split(n.prog, n.operand(x), x.dtype, x.shape, axis, axis_text(axis, x.rank),
+                        sizes, [n.hint(i) + ("_slice" if unbind else "") for i in range(k)])
     if unbind:
         vals = [n.prog.define(Call("reshape", [Ref(v), Dims(n.out_shape(i))]), x.dtype,
                               n.out_shape(i), n.hint(i)) for i, v in enumerate(vals)]

@@ -48,7 +48,7 @@ except ImportError as e:
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from harness import (Checker as BaseChecker, check_dscc_arg, compare_outputs,  # noqa: E402
-                     exit_problem, first_line, remove_work, run, tally)
+                     exit_problem, first_line, run, run_checks)
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 IMPORTER = os.path.join(SOURCE_DIR, "importers", "onnx2dsc.py")
@@ -250,22 +250,7 @@ def main(argv: list[str]) -> int:
 
     work = tempfile.mkdtemp(prefix="dsc-onnx-")
     checker = Checker(ns.dscc, work, ns.timeout, ns.verbose)
-    try:
-        if "golden" in parts:
-            checker.golden(ns.update_golden)
-        if "errors" in parts:
-            checker.errors()
-        if "numeric" in parts:
-            for spec in SPECS:
-                if ns.filter and not re.search(ns.filter, spec.name):
-                    continue
-                try:
-                    checker.numeric(spec)
-                except Exception as e:  # noqa: BLE001 - a failed case, not a crash of the script
-                    checker.report(f"{spec.name}", False, f"{type(e).__name__}: {e}")
-    finally:
-        remove_work(work, ns.keep)
-    return tally(checker)
+    return run_checks(checker, parts, ns, SPECS, checker.numeric)
 
 
 if __name__ == "__main__":

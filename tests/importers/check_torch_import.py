@@ -63,7 +63,7 @@ GOLDEN = os.path.join(HERE, "golden", "torch_mlp.dsc")
 sys.path.insert(0, IMPORTERS)
 sys.path.insert(0, HERE)
 from harness import (Checker as BaseChecker, check_dscc_arg, compare_nonfinite,  # noqa: E402
-                     compare_outputs, exit_problem, first_line, remove_work, run, tally)
+                     compare_outputs, exit_problem, first_line, run, run_checks)
 
 from dscimport import torch_import  # noqa: E402
 from zoo.models import BertLayer, GPT2Block, LlamaBlock  # noqa: E402
@@ -467,22 +467,7 @@ def main(argv: list[str]) -> int:
 
     work = tempfile.mkdtemp(prefix="dsc-torch-")
     checker = Checker(ns.dscc, work, ns.timeout, ns.verbose)
-    try:
-        if "golden" in parts:
-            checker.golden(ns.update_golden)
-        if "errors" in parts:
-            checker.errors()
-        if "numeric" in parts:
-            for case in CASES:
-                if ns.filter and not re.search(ns.filter, case.name):
-                    continue
-                try:
-                    checker.numeric(case, forms)
-                except Exception as e:  # noqa: BLE001 - a failed case, not a crash of the script
-                    checker.report(case.name, False, f"{type(e).__name__}: {e}")
-    finally:
-        remove_work(work, ns.keep)
-    return tally(checker)
+    return run_checks(checker, parts, ns, CASES, lambda case: checker.numeric(case, forms))
 
 
 if __name__ == "__main__":

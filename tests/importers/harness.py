@@ -224,6 +224,28 @@ def remove_work(work: str, keep: bool) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def run_checks(checker: Checker, parts: set, ns, cases, numeric) -> int:
+    """Runs the parts asked for: the golden file, the failures, and `numeric` on each case
+    whose name `--filter` matches (an exception fails that case, not the script). Then removes
+    the work directory (unless --keep) and returns the tally's exit status."""
+    try:
+        if "golden" in parts:
+            checker.golden(ns.update_golden)
+        if "errors" in parts:
+            checker.errors()
+        if "numeric" in parts:
+            for case in cases:
+                if ns.filter and not re.search(ns.filter, case.name):
+                    continue
+                try:
+                    numeric(case)
+                except Exception as e:  # noqa: BLE001 - a failed case, not a crash of the script
+                    checker.report(case.name, False, f"{type(e).__name__}: {e}")
+    finally:
+        remove_work(checker.work, ns.keep)
+    return tally(checker)
+
+
 def tally(checker: Checker) -> int:
     """Prints how many checks passed and failed; the exit status (1 if any failed or none ran)."""
     passed = sum(1 for _, ok, _ in checker.results if ok)
