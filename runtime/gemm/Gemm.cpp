@@ -166,13 +166,9 @@ void small_m(const GemmKernels& K, const Product& p, int threads) {
                            p.a + row * p.lda + p0, p.lda, p.b + p0 * p.ldb + jb * nr, p.ldb,
                            p.c + row * p.ldc + jb * nr, p.ldc, p0 > 0);
     });
-    for (int64_t i = 0; i < p.m; ++i)
-      for (int64_t j = full * nr; j < p.n; ++j) {
-        float sum = 0.0f;
-        for (int64_t q = 0; q < p.k; ++q)
-          sum += p.a[i * p.lda + q] * p.b[q * p.ldb + j];
-        p.c[i * p.ldc + j] = sum;
-      }
+    for (int64_t p0 = 0; p0 < p.k; p0 += kKc)
+      K.small_m_columns(p.m, p.n - full * nr, std::min(kKc, p.k - p0), p.a + p0, p.lda,
+                        p.b + p0 * p.ldb + full * nr, p.ldb, p.c + full * nr, p.ldc, p0 > 0);
     return;
   }
   const int64_t full = p.n / 4;

@@ -137,6 +137,29 @@ void small_m_dot4(int64_t rows, int64_t k, const float* __restrict a, int64_t ld
     }
 }
 
+// C[0:m, 0:n] (ldc) = (accumulate ? C : 0) + A[0:m, 0:k] (lda) @ B[0:k, 0:n] (ldb), one element
+// at a time: the columns of the small-m path past its last full tile, one depth block at a time
+// as the tiles go. Each element is the chain of multiply-adds in k order that a micro tile
+// computes for it (fused where the tile's are, as this file is compiled with the tile's flags),
+// so a product has the same bits whether its B is read in place or from a constant's pack.
+void small_m_columns(int64_t m, int64_t n, int64_t k, const float* __restrict a, int64_t lda,
+                     const float* __restrict b, int64_t ldb, float* __restrict c, int64_t ldc,
+                     bool accumulate) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int64_t q = 0; q < k; ++q) {
+#ifdef __FMA__
+        // Explicit: left to contraction, GCC computes the products as a vector first.
+        sum = __builtin_fmaf(a[i * lda + q], b[q * ldb + j], sum);
+#else
+        sum += a[i * lda + q] * b[q * ldb + j];
+#endif
+      }
+      c[i * ldc + j] = accumulate ? sum + c[i * ldc + j] : sum;
+    }
+}
+
 template <int W, int MR, int NV, size_t... R>
 constexpr dsc::runtime::gemm::GemmKernels kernels_for(const char* isa, std::index_sequence<R...>) {
   static_assert(MR <= dsc::runtime::gemm::kMaxMr);
@@ -148,6 +171,7 @@ constexpr dsc::runtime::gemm::GemmKernels kernels_for(const char* isa, std::inde
       {nullptr, &micro_tile<W, MR, NV, static_cast<int>(R) + 1>...},
       {nullptr, &small_m_tile<W, NV, static_cast<int>(R) + 1>...},
       &small_m_dot4<W, MR>,
+      &small_m_columns,
   };
 }
 
