@@ -391,6 +391,16 @@ private:
     const ir::Buffer& b = buffer(name);
     if (indices.size() != b.shape.size()) unsupported("buffer '" + name + "' indexed with the wrong rank");
     if (indices.empty()) return "0";
+    // Symbolic indices give a symbolic offset, simplified as one expression: an index the
+    // schedule unflattened (`flat // C`, `flat % C`) folds back to `flat` there.
+    sym::Expr flat = 0;
+    bool symbolic = true;
+    for (size_t k = 0; k < indices.size() && symbolic; ++k) {
+      const ir::Index* idx = indices[k].as<ir::Index>();
+      symbolic = idx != nullptr;
+      if (symbolic) flat = k == 0 ? idx->value : flat * b.shape[k] + idx->value;
+    }
+    if (symbolic) return c_index(sym::simplify(flat));
     std::string s = expr(indices[0]);
     for (size_t k = 1; k < indices.size(); ++k)
       s = "(" + s + " * " + c_index(b.shape[k]) + " + " + expr(indices[k]) + ")";
