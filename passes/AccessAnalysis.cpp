@@ -223,7 +223,11 @@ bool AccessAnalysis::contiguous(const Access& a, const std::string& var) const {
 }
 
 bool AccessAnalysis::at_least(const sym::Expr& e, int64_t low) const {
-  return prover_.prove(sym::ge(e, sym::Expr(low)), facts_).verdict == sym::Verdict::Proved;
+  return proves(sym::ge(e, sym::Expr(low)));
+}
+
+bool AccessAnalysis::proves(const sym::Expr& predicate) const {
+  return prover_.prove(predicate, facts_).verdict == sym::Verdict::Proved;
 }
 
 void AccessAnalysis::analyze_loop(LoopInfo& info) {

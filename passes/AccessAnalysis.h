@@ -98,6 +98,8 @@ public:
   bool contiguous(const Access& a, const std::string& var) const;
   // Proved: `e` is at least `low`, e.g. a loop extent >= 1.
   bool at_least(const symbolic::Expr& e, int64_t low) const;
+  // Proved under the prim's `where` clauses.
+  bool proves(const symbolic::Expr& predicate) const;
 
 private:
   void analyze_loop(LoopInfo& info);

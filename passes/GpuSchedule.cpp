@@ -1,6 +1,7 @@
 #include "passes/GpuSchedule.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -99,24 +100,11 @@ public:
       : p_(p), analysis_(p, p.body, ctx.prover), names_(prim_names(p)) {}
 
   Stmt run() {
-    // The independent outer loops, down the perfectly nested chain; bounds may not mention
-    // the variables of the loops around them, so that the chain flattens into one index.
-    std::vector<const ir::For*> outer;
-    std::set<std::string> outer_vars;
-    const Stmt* inner = &p_.body;
-    while (const ir::For* f = unwrap(*inner).as<ir::For>()) {
-      if (!analysis_.loop(f).independent || mentions(f->min, outer_vars) ||
-          mentions(f->extent, outer_vars))
-        break;
-      outer.push_back(f);
-      outer_vars.insert(f->var);
-      inner = &f->body;
-    }
+    if (std::optional<Stmt> s = element_nests()) return *s;
+    const Stmt* inner = nullptr;
+    const std::vector<const ir::For*> outer = outer_chain(p_.body, &inner);
     if (outer.empty()) return single_thread();
-
-    sym::Expr count = 1;
-    for (const ir::For* f : outer) count = count * f->extent;
-    count = sym::simplify(count);
+    const sym::Expr count = element_count(outer);
 
     if (!has_loop(*inner)) return per_thread(outer, *inner, count);
     std::vector<const ir::For*> loops;
@@ -132,6 +120,115 @@ private:
       std::string name = k == 0 ? hint : hint + std::to_string(k);
       if (names_.insert(name).second) return name;
     }
+  }
+
+  // The independent outer loops of `s`, down its perfectly nested chain, and in `inner` what
+  // is below them; bounds may not mention the variables of the loops around them, so that the
+  // chain flattens into one index.
+  std::vector<const ir::For*> outer_chain(const Stmt& s, const Stmt** inner) const {
+    std::vector<const ir::For*> outer;
+    std::set<std::string> outer_vars;
+    *inner = &s;
+    while (const ir::For* f = unwrap(**inner).as<ir::For>()) {
+      if (!analysis_.loop(f).independent || mentions(f->min, outer_vars) ||
+          mentions(f->extent, outer_vars))
+        break;
+      outer.push_back(f);
+      outer_vars.insert(f->var);
+      *inner = &f->body;
+    }
+    return outer;
+  }
+
+  static sym::Expr element_count(const std::vector<const ir::For*>& outer) {
+    sym::Expr count = 1;
+    for (const ir::For* f : outer) count = count * f->extent;
+    return sym::simplify(count);
+  }
+
+  struct Nest {
+    std::vector<const ir::For*> outer;
+    const Stmt* inner = nullptr;
+    sym::Expr count;
+  };
+
+  // A body that is a sequence of element nests (each an independent chain with no loop below
+  // it), where no nest touches an element another one writes, as concat's copies into the
+  // slices of its output: one element per thread over the largest nest, each nest under its
+  // own bound, so that every nest runs in parallel rather than on one thread.
+  std::optional<Stmt> element_nests() {
+    const ir::Seq* seq = unwrap(p_.body).as<ir::Seq>();
+    if (!seq || seq->stmts.size() < 2) return std::nullopt;
+    std::vector<Nest> nests;
+    for (const Stmt& s : seq->stmts) {
+      Nest n;
+      n.outer = outer_chain(s, &n.inner);
+      if (n.outer.empty() || has_loop(*n.inner)) return std::nullopt;
+      n.count = element_count(n.outer);
+      nests.push_back(std::move(n));
+    }
+    for (size_t i = 0; i < nests.size(); ++i)
+      for (size_t j = i + 1; j < nests.size(); ++j)
+        if (!apart(nests[i], nests[j])) return std::nullopt;
+
+    const std::string b = fresh("gpu_block"), t = fresh("gpu_thread");
+    const sym::Expr flat = sym::Expr(sym::Sym::make(b)) * kGpuThreadsPerBlock + sym::Sym::make(t);
+    std::vector<Stmt> bodies;
+    sym::Expr most = 0;
+    for (const Nest& n : nests) {
+      Stmt body = SubstituteVars(unflatten(n.outer, flat)).mutate(*n.inner);
+      PrimExpr in_range = ir::PrimBinary::make(ir::BinaryOp::LT, ir::Index::make(flat),
+                                               ir::Index::make(n.count));
+      bodies.push_back(ir::IfStmt::make(in_range, body, Stmt()));
+      most = sym::max(most, n.count);
+    }
+    Stmt body = ir::For::make(t, 0, kGpuThreadsPerBlock, ForKind::GpuThreadX, ir::Seq::make(bodies));
+    const sym::Expr blocks =
+        sym::simplify(sym::floordiv(most + (kGpuThreadsPerBlock - 1), kGpuThreadsPerBlock));
+    return ir::For::make(b, 0, blocks, ForKind::GpuBlockX, body);
+  }
+
+  // Proved: no element that one nest writes is touched by the other.
+  bool apart(const Nest& x, const Nest& y) const {
+    const std::vector<Access>& all = analysis_.accesses();
+    for (size_t i : analysis_.loop(x.outer.front()).accesses)
+      for (size_t j : analysis_.loop(y.outer.front()).accesses) {
+        const Access &a = all[i], &c = all[j];
+        if (a.buffer != c.buffer || (!a.is_store() && !c.is_store())) continue;
+        if (!disjoint(a, x, c, y)) return false;
+      }
+    return true;
+  }
+
+  // Proved: some dimension indexes `a` (in nest x) and `c` (in nest y) over ranges that do
+  // not meet.
+  bool disjoint(const Access& a, const Nest& x, const Access& c, const Nest& y) const {
+    if (a.indices.size() != c.indices.size()) return false;
+    for (size_t d = 0; d < a.indices.size(); ++d) {
+      sym::Expr alo, ahi, clo, chi;
+      if (!a.indices[d].defined() || !c.indices[d].defined() ||
+          !index_range(a.indices[d], x, &alo, &ahi) || !index_range(c.indices[d], y, &clo, &chi))
+        continue;
+      if (analysis_.proves(sym::lt(ahi, clo)) || analysis_.proves(sym::lt(chi, alo))) return true;
+    }
+    return false;
+  }
+
+  // The least and greatest value of `e` over the nest's loops, where `e` grows by a
+  // non-negative constant with each of their variables (so its extremes are at their ends).
+  static bool index_range(const sym::Expr& e, const Nest& n, sym::Expr* lo, sym::Expr* hi) {
+    std::map<std::string, sym::Expr> low, high;
+    for (const ir::For* f : n.outer) {
+      const sym::Expr v = sym::Sym::make(f->var);
+      const sym::Expr step = sym::simplify(ir::substitute(e, {{f->var, v + 1}}) - e);
+      const sym::Const* k = step.as<sym::Const>();
+      if (!k || k->value < 0) return false;
+      low[f->var] = f->min;
+      high[f->var] = f->min + f->extent - 1;
+    }
+    *lo = sym::simplify(ir::substitute(e, low));
+    *hi = sym::simplify(ir::substitute(e, high));
+    return true;
   }
 
   // Each outer loop's variable as a function of the flat index `flat`.
