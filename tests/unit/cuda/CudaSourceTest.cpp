@@ -98,6 +98,25 @@ fn f(x: f32[N, M]) -> f32[M] { return sum(x, axis=0) }
   EXPECT_EQ(text.find("thread_x for r"), std::string::npos) << text;
 }
 
+TEST(GpuSchedule, ConcatCopiesRunInParallelUnderTheirOwnBounds) {
+  // Two copies into disjoint slices of the output along a symbolic axis (the KV cache's
+  // concat): one element per thread over the larger copy, each copy under its own bound.
+  Lowered l = lower_for_cuda(R"(
+fn f(a: f32[B, T, 64], b: f32[B, 1, 64]) -> f32[B, T + 1, 64] { return concat([a, b], axis=1) }
+)");
+  ASSERT_EQ(l.errors, "");
+  std::string text = ir::print_module(l.module);
+  EXPECT_NE(text.find("block_x for gpu_block in 0..(max(64*B, 64*B*T) + 255)/256"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("if gpu_block*256 + gpu_thread < 64*B*T {"), std::string::npos) << text;
+  EXPECT_NE(text.find("if gpu_block*256 + gpu_thread < 64*B {"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0..1 {"), std::string::npos) << "a copy runs on one thread:\n" << text;
+  std::string error;
+  auto source = cuda::emit_cuda_source(l.module, &error);
+  ASSERT_TRUE(source) << error;
+  expect_compiles(source->text, "concat");
+}
+
 // Every example and every test model compiles for sm_80 and sm_90.
 TEST(CudaSource, EveryExampleCompilesWithNvrtc) {
   namespace fs = std::filesystem;
