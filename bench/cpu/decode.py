@@ -11,7 +11,7 @@ overheads, not the square-GEMM rate.
 
 dsc: `dscc build examples/gpt_decode.dsc` once, then `dscc run MODEL.so --shape B=..,T=..
 --random-weights --bench=R` per shape (the weights declared constant, packed on the first
-call, as `dscc run` does by default). torch: the same block in torch.nn.functional under
+call, as `dscc run` does by default). torch: the same block (bench/cpu/gpt_torch.py) under
 torch.inference_mode(), timed with bert_torch.time_calls (median of R calls after W warm-up).
 torch's layer_norm eps (1e-5) and erf GELU match the .dsc. `torch/dsc` > 1 means dsc is faster.
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import tempfile
@@ -39,36 +38,13 @@ def parse_shapes(text: str) -> list[tuple[int, int]]:
 
 def torch_decode(threads: int, B: int, T: int, runs: int, warmup: int, seed: int = 0) -> dict:
     import torch
-    import torch.nn.functional as F
+    import gpt_torch
     torch.set_num_threads(threads)
-    g = torch.Generator().manual_seed(seed)
-
-    def randn(*shape, scale=1.0):
-        return torch.randn(*shape, generator=g) * scale
-
-    w = {"w_qkv": randn(768, 2304, scale=1 / math.sqrt(768)), "b_qkv": randn(2304, scale=0.1),
-         "w_o": randn(768, 768, scale=1 / math.sqrt(768)), "b_o": randn(768, scale=0.1),
-         "w1": randn(768, 3072, scale=1 / math.sqrt(768)), "b1": randn(3072, scale=0.1),
-         "w2": randn(3072, 768, scale=1 / math.sqrt(3072)), "b2": randn(768, scale=0.1),
-         "g1": 1 + randn(768, scale=0.1), "e1": randn(768, scale=0.1),
-         "g2": 1 + randn(768, scale=0.1), "e2": randn(768, scale=0.1)}
-    # nn.Linear's layout, made once and untimed: F.linear(x, W^T, b) is one addmm.
-    wt = {k: w[k].t().contiguous() for k in ("w_qkv", "w_o", "w1", "w2")}
-    x, past_k, past_v = randn(B, 768), randn(B, 12, T, 64), randn(B, 12, T, 64)
-
-    def step():
-        h = F.layer_norm(x, (768,), w["g1"], w["e1"], 1e-5)
-        q, k, v = F.linear(h, wt["w_qkv"], w["b_qkv"]).split(768, dim=-1)
-        keys = torch.cat([past_k, k.reshape(B, 12, 1, 64)], dim=2)
-        values = torch.cat([past_v, v.reshape(B, 12, 1, 64)], dim=2)
-        scores = torch.matmul(q.reshape(B, 12, 1, 64), keys.transpose(2, 3)) * 0.125
-        a = torch.matmul(F.softmax(scores, dim=-1), values).reshape(B, 768)
-        hh = x + F.linear(a, wt["w_o"], w["b_o"])
-        up = F.gelu(F.linear(F.layer_norm(hh, (768,), w["g2"], w["e2"], 1e-5), wt["w1"], w["b1"]))
-        return hh + F.linear(up, wt["w2"], w["b2"]), keys, values
-
+    p = gpt_torch.random_params(B, T, seed)
+    block = gpt_torch.GptDecode(p)
+    x, past_k, past_v = (torch.from_numpy(p[n]) for n in gpt_torch.ACTIVATIONS)
     with torch.inference_mode():
-        return bert_torch.time_calls(step, runs, warmup)
+        return bert_torch.time_calls(lambda: block(x, past_k, past_v), runs, warmup)
 
 
 def main(argv: list[str]) -> int:

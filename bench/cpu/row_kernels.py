@@ -20,21 +20,16 @@ import tempfile
 import run  # bench/cpu/run.py: dscc helpers
 import bert_torch
 
-SOURCE = """import nn
-fn softmax(x: f32[R, C]) { return nn.softmax(x, axis=-1) }
-fn layer_norm(x: f32[R, C], g: f32[C], b: f32[C]) { return nn.layer_norm(x, g, b) }
-fn copy(x: f32[R, C]) { return x * 1.0 }
-"""
+# softmax, layer_norm and copy over [R, C]; bench/gpu/row_kernels.py builds it for CUDA.
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "row_kernels.dsc")
 KERNELS = ("copy", "softmax", "layer_norm")
 
 
 def dsc_times(dscc: str, rows: int, cols: int, threads: int, runs: int, timeout: float) -> dict:
     out = {}
     with tempfile.TemporaryDirectory(prefix="dsc-bench-rows-") as tmp:
-        src, so = os.path.join(tmp, "rows.dsc"), os.path.join(tmp, "rows.so")
-        with open(src, "w") as f:
-            f.write(SOURCE)
-        build = run.dsc_build(dscc, src, so, threads, run.ROOT, timeout)
+        so = os.path.join(tmp, "rows.so")
+        build = run.dsc_build(dscc, SOURCE, so, threads, run.ROOT, timeout)
         if "error" in build:
             raise RuntimeError(f"dscc build: {build['error']}")
         for k in KERNELS:

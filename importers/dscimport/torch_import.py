@@ -213,10 +213,14 @@ def _sympy_int(e) -> int | None:
     return None
 
 
+_INFINITIES = ("IntInfinity", "NegativeIntInfinity", "Infinity", "NegativeInfinity")
+
+
 def _bound(v) -> int | None:
     """A range bound as an int; None for torch's infinities."""
     try:
-        if v in (symfn.IntInfinity(),) or getattr(v, "is_infinite", False):
+        # torch's own infinities by name: IntInfinity is not in every torch version's symfn.
+        if getattr(v, "is_infinite", False) or type(v).__name__ in _INFINITIES:
             return None
         return int(v)
     except (TypeError, ValueError, OverflowError):

@@ -267,8 +267,8 @@ class LlamaBlock(nn.Module):
         values = torch.cat([past_v, v], dim=2)
         n_rep = self.heads // self.kv_heads
         scores = q @ repeat_kv(keys, n_rep).transpose(2, 3) / math.sqrt(hd)
-        pos_q = torch.arange(P, P + T)
-        pos_k = torch.arange(P + T)
+        pos_q = torch.arange(P, P + T, device=x.device)
+        pos_k = torch.arange(P + T, device=x.device)
         future = pos_k[None, :] > pos_q[:, None]
         scores = scores.masked_fill(future, float("-inf"))
         probs = F.softmax(scores.float(), dim=-1).type_as(q)
@@ -292,7 +292,7 @@ class LlamaBlock(nn.Module):
         k = k * cos + rotate_half(k) * sin
         n_rep = self.heads // self.kv_heads
         scores = q @ repeat_kv(k, n_rep).transpose(2, 3) / math.sqrt(hd)
-        mask = torch.triu(torch.ones(S, S, dtype=torch.bool), diagonal=1)
+        mask = torch.triu(torch.ones(S, S, dtype=torch.bool, device=x.device), diagonal=1)
         scores = scores.masked_fill(mask, float("-inf"))
         probs = F.softmax(scores.float(), dim=-1).type_as(q)
         attn = (probs @ repeat_kv(v, n_rep)).transpose(1, 2).reshape(B, S, self.d)

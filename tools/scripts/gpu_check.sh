@@ -5,10 +5,19 @@
 #
 #   tools/scripts/gpu_check.sh pack [BUILD_DIR]   (here)  builds dsc-run and the models for
 #       --target=cuda, and copies them, libdsc_runtime.so and the shared libraries it needs
-#       (OpenBLAS) into .gpu/ (git-ignored): about 45 MB.
+#       (OpenBLAS) into .gpu/ (git-ignored), and the model zoo's CUDA builds into .gpu/zoo/
+#       (bench/models/gpu.py --pack: no weights, they are made again there; skipped when torch
+#       is missing here): about 50 MB, the zoo's 5 of it.
 #   tools/scripts/gpu_check.sh run [ARGS...]       (on the GPU machine, from the repo root with
 #       .gpu/ beside it) checks every packed model against PyTorch on the GPU and times the
-#       BERT layer against PyTorch eager and torch.compile (bench/gpu/run.py; ARGS go to it).
+#       BERT layer (bench/gpu/run.py) and the GPT-2 decode step
+#       (bench/gpu/decode.py) against PyTorch eager and torch.compile, and softmax and layer
+#       norm against the GPU's copy bandwidth (bench/gpu/row_kernels.py); ARGS (--runs N,
+#       --warmup N) go to each of the three. With $OUT set (the
+#       device tool), each writes its JSON there.
+#   tools/scripts/gpu_check.sh zoo [ARGS...]       (on the GPU machine) the zoo (bert, gpt2,
+#       resnet18, llama at full size) against PyTorch eager on the GPU (bench/models/gpu.py
+#       --zoo .gpu/zoo; ARGS go to it, e.g. --runs N, --models bert,gpt2); JSON in $OUT/zoo.json.
 #
 # With the device tool of this workplace: `pack` here, then run
 # `tools/scripts/gpu_check.sh run` there with `.gpu` carried (docs/cuda.md).
@@ -32,6 +41,16 @@ pack)
   for model in bert_layer mlp gpt_decode; do
     "$build/tools/dscc/dscc" build --target=cuda "examples/$model.dsc" -o ".gpu/${model}_cuda.so" -q
   done
+  "$build/tools/dscc/dscc" build --target=cuda bench/cpu/row_kernels.dsc -o .gpu/row_kernels_cuda.so -q
+  # The zoo (bench/models/gpu.py): the torch.export imports built for CUDA, and their .dsc.
+  rc=0
+  python3 bench/models/gpu.py --pack .gpu/zoo --dscc "$build/tools/dscc/dscc" || rc=$?
+  if [ "$rc" = 77 ]; then
+    rm -rf .gpu/zoo
+    echo "gpu_check.sh: the zoo is not packed (see the SKIP line above)" >&2
+  elif [ "$rc" != 0 ]; then
+    exit "$rc"
+  fi
   du -sh .gpu
   ;;
 run)
@@ -42,10 +61,23 @@ run)
   # Awkward shapes first (1, primes), checked against PyTorch on the GPU, then the benchmark.
   python3 bench/gpu/run.py --dsc-run .gpu/bin/dsc-run --model .gpu/bert_layer_cuda.so \
     --shapes 1x1,2x7,3x61,1x512 --runs 3 --warmup 1 --no-compile
-  python3 bench/gpu/run.py --dsc-run .gpu/bin/dsc-run --model .gpu/bert_layer_cuda.so "$@"
+  python3 bench/gpu/decode.py --dsc-run .gpu/bin/dsc-run --model .gpu/gpt_decode_cuda.so \
+    --shapes 1x0,3x1,5x61 --runs 3 --warmup 1 --no-compile
+  json() { if [ -n "${OUT:-}" ]; then echo "--json=$OUT/$1.json"; fi; }
+  python3 bench/gpu/run.py --dsc-run .gpu/bin/dsc-run --model .gpu/bert_layer_cuda.so $(json bert) "$@"
+  python3 bench/gpu/decode.py --dsc-run .gpu/bin/dsc-run --model .gpu/gpt_decode_cuda.so $(json decode) "$@"
+  python3 bench/gpu/row_kernels.py --dsc-run .gpu/bin/dsc-run --model .gpu/row_kernels_cuda.so \
+    $(json row_kernels) "$@"
+  ;;
+zoo)
+  shift
+  export LD_LIBRARY_PATH="$PWD/.gpu/lib:${LD_LIBRARY_PATH:-}"
+  python3 bench/models/gpu.py --dsc-run .gpu/bin/dsc-run --zoo .gpu/zoo \
+    ${OUT:+--json "$OUT/zoo.json"} "$@"
   ;;
 *)
-  echo "usage: tools/scripts/gpu_check.sh pack [BUILD_DIR] | run [bench/gpu/run.py options]" >&2
+  echo "usage: tools/scripts/gpu_check.sh pack [BUILD_DIR] | run [--runs N] [--warmup N]" \
+    "| zoo [bench/models/gpu.py options]" >&2
   exit 2
   ;;
 esac
