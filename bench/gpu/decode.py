@@ -31,13 +31,7 @@ import peers  # noqa: E402
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dsc-run", required=True)
-    ap.add_argument("--model", required=True, help="examples/gpt_decode.dsc built with --target=cuda")
-    ap.add_argument("--shapes", default="1x128,2x128,4x128,8x128,1x512,8x512", help="BxT,...")
-    ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--warmup", type=int, default=10)
-    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
-    ap.add_argument("--json", help="write the results here")
+    peers.add_options(ap, "examples/gpt_decode.dsc built with --target=cuda", "1x128,2x128,4x128,8x128,1x512,8x512")
     a = ap.parse_args()
 
     torch.backends.cuda.matmul.allow_tf32 = False

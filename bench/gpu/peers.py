@@ -106,3 +106,14 @@ def summarize(rows: list[dict], compile_s: float | None, json_path: str | None) 
     if json_path:
         with open(json_path, "w") as f:
             json.dump(summary, f, indent=1)
+
+
+def add_options(ap, model_help: str, shapes: str) -> None:
+    """The options of run.py and decode.py: the runner, the model, shapes, runs, torch.compile."""
+    ap.add_argument("--dsc-run", required=True)
+    ap.add_argument("--model", required=True, help=model_help)
+    ap.add_argument("--shapes", default=shapes, help=f"comma-separated shapes (default {shapes})")
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--json", help="write the results here")

@@ -47,13 +47,7 @@ def dsc_layer(dsc_run: str, model: str, params: dict, runs: int, warmup: int) ->
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dsc-run", required=True)
-    ap.add_argument("--model", required=True, help="examples/bert_layer.dsc built with --target=cuda")
-    ap.add_argument("--shapes", default="1x32,1x128,4x64,8x128,1x384")
-    ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--warmup", type=int, default=10)
-    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
-    ap.add_argument("--json", help="write the results here")
+    peers.add_options(ap, "examples/bert_layer.dsc built with --target=cuda", "1x32,1x128,4x64,8x128,1x384")
     a = ap.parse_args()
 
     torch.backends.cuda.matmul.allow_tf32 = False
