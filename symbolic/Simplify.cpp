@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <numeric>
+#include <optional>
 
 namespace dsc::symbolic {
 
@@ -79,42 +80,31 @@ Polynomial product(const std::vector<Expr>& factors) {
 }
 
 // The division identity b*(a // b) + a % b == a (floor division; with b == 0 too, since
-// a // 0 == 0 and a % 0 == a), where a term k*m*(a % b) meets a term k*b*m*(a // b) and b is
-// a constant or a single symbol or atom. Index arithmetic that flattens and unflattens an
-// index (the GPU schedule's `flat // C * C + flat % C`) folds back to `flat` this way.
-Polynomial fold_division_identity(Simplifier& s, Polynomial p) {
-  for (bool changed = true; changed && p.ok();) {
-    changed = false;
-    for (const Term& t : p.terms()) {
-      for (size_t i = 0; i < t.monomial.factors.size() && !changed; ++i) {
-        const FloorMod* mod = t.monomial.factors[i].as<FloorMod>();
-        if (!mod) continue;
-        std::vector<Expr> rest = t.monomial.factors;
-        rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-        const Polynomial divisor = s.poly(mod->b);
-        int64_t c = 1;
-        const bool constant = is_const(divisor, &c);
-        if (!constant && !divisor.as_atom()) continue;
-        // The partner term: k*c*rest*(a // b) for a constant b, k*rest*b*(a // b) otherwise.
-        const Polynomial div_term = product(rest) * Polynomial::atom(FloorDiv::make(mod->a, mod->b)) *
-                                    (constant ? Polynomial::constant(c) : divisor);
-        const Polynomial partner = div_term.scaled(t.coeff);
-        if (!partner.ok() || partner.terms().size() != 1) continue;
-        const Term& want = partner.terms()[0];
-        bool found = false;
-        for (const Term& u : p.terms())
-          found |= u.coeff == want.coeff && u.monomial == want.monomial;
-        if (!found) continue;
-        const Polynomial folded = p - partner - product(t.monomial.factors).scaled(t.coeff) +
-                                  (product(rest) * s.poly(mod->a)).scaled(t.coeff);
-        if (!folded.ok()) continue;
-        p = folded;
-        changed = true;
-      }
-      if (changed) break;
+// a // 0 == 0 and a % 0 == a), applied once: a term k*m*(a % b) whose partner k*m*b*(a // b) is
+// a term of `p` too (b a constant, symbol or atom, so that the partner is one term) makes the
+// pair k*m*a. Index arithmetic that flattens and unflattens an index (the GPU schedule's
+// `flat // C * C + flat % C`) folds back to `flat` this way.
+std::optional<Polynomial> fold_division_identity(Simplifier& s, const Polynomial& p) {
+  for (const Term& t : p.terms())
+    for (size_t i = 0; i < t.monomial.factors.size(); ++i) {
+      const FloorMod* mod = t.monomial.factors[i].as<FloorMod>();
+      if (!mod) continue;
+      std::vector<Expr> rest = t.monomial.factors;
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+      const Polynomial partner =
+          (product(rest) * Polynomial::atom(FloorDiv::make(mod->a, mod->b)) * s.poly(mod->b))
+              .scaled(t.coeff);
+      if (!partner.ok() || partner.terms().size() != 1) continue;
+      const Term& want = partner.terms()[0];
+      bool found = false;
+      for (const Term& u : p.terms())
+        found |= u.coeff == want.coeff && u.monomial == want.monomial;
+      if (!found) continue;
+      const Polynomial folded = p - partner - product(t.monomial.factors).scaled(t.coeff) +
+                                (product(rest) * s.poly(mod->a)).scaled(t.coeff);
+      if (folded.ok()) return folded;
     }
-  }
-  return p;
+  return std::nullopt;
 }
 
 } // namespace
@@ -128,8 +118,12 @@ Expr Simplifier::mutate(const Expr& e) {
 }
 
 Expr Simplifier::mutate_arith(const Expr& e) {
-  Polynomial p = fold_division_identity(*this, arith_poly(*this, e));
-  if (p.ok()) return p.to_expr();
+  Polynomial p = arith_poly(*this, e);
+  while (p.ok())
+    if (std::optional<Polynomial> folded = fold_division_identity(*this, p))
+      p = *folded;
+    else
+      return p.to_expr();
   const auto* n = static_cast<const BinaryNode*>(e.get());
   return rebuild_binary(e.kind(), mutate(n->a), mutate(n->b));
 }

@@ -84,14 +84,20 @@ def random_params(B: int, S: int, seed: int = 0) -> dict[str, np.ndarray]:
         elif name == "mask":
             keep = rng.integers(1, S + 1, size=B)
             a = np.where(np.arange(S)[None, :] < keep[:, None], 0.0, -10000.0)
-        elif name.startswith("w"):
-            a = rng.standard_normal(shape) / math.sqrt(shape[0])
-        elif name.startswith("g"):
-            a = 1.0 + 0.1 * rng.standard_normal(shape)
         else:
-            a = 0.1 * rng.standard_normal(shape)
+            a = random_weight(rng, name, shape)
         out[name] = np.ascontiguousarray(a, dtype=np.float32)
     return out
+
+
+def random_weight(rng: np.random.Generator, name: str, shape: tuple) -> np.ndarray:
+    """A weight drawn by its name: matrices (w*) ~ N(0, 1/fan_in), gammas (g*) ~ 1 + 0.1 N(0, 1),
+    biases and betas ~ 0.1 N(0, 1). bench/cpu/gpt_torch.py draws its block's weights alike."""
+    if name.startswith("w"):
+        return rng.standard_normal(shape) / math.sqrt(shape[0])
+    if name.startswith("g"):
+        return 1.0 + 0.1 * rng.standard_normal(shape)
+    return 0.1 * rng.standard_normal(shape)
 
 
 def load_params(directory: str) -> dict[str, np.ndarray]:

@@ -16,11 +16,11 @@ The projections are F.linear with W^T made contiguous once, untimed, as nn.Linea
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+import bert_torch  # random_weight
 
 HIDDEN, HEADS, HEAD_DIM, FFN = 768, 12, 64, 3072
 
@@ -46,20 +46,12 @@ ACTIVATIONS = ("x", "past_k", "past_v")
 
 
 def random_params(B: int, T: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """float32 arrays with O(1) activations: matrices ~ N(0, 1/fan_in), gammas ~ 1, biases and
-    betas ~ 0.1 N(0, 1), x and the caches ~ N(0, 1)."""
+    """float32 arrays: x and the caches ~ N(0, 1), the weights by bert_torch.random_weight."""
     rng = np.random.default_rng(seed)
     out = {}
     for name, shape_of in PARAMS:
         shape = shape_of(B, T)
-        if name in ACTIVATIONS:
-            a = rng.standard_normal(shape)
-        elif name.startswith("w"):
-            a = rng.standard_normal(shape) / math.sqrt(shape[0])
-        elif name.startswith("g"):
-            a = 1.0 + 0.1 * rng.standard_normal(shape)
-        else:
-            a = 0.1 * rng.standard_normal(shape)
+        a = rng.standard_normal(shape) if name in ACTIVATIONS else bert_torch.random_weight(rng, name, shape)
         out[name] = np.ascontiguousarray(a, dtype=np.float32)
     return out
 

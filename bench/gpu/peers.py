@@ -3,8 +3,8 @@ run by the LLVM-free runner `dsc-run`) and the GPU timing loop of the torch peer
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import math
 import os
 import re
 import subprocess
@@ -12,6 +12,13 @@ import time
 
 import numpy as np
 import torch
+
+# bench/cpu/run.py's geomean (loaded by path: bench/gpu has a run.py of its own).
+_spec = importlib.util.spec_from_file_location(
+    "cpu_run", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cpu", "run.py"))
+_cpu_run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_cpu_run)
+geomean = _cpu_run.geomean
 
 
 def time_gpu(call, runs: int, warmup: int) -> float:
@@ -58,11 +65,6 @@ def input_args(directory: str, params: dict[str, np.ndarray]) -> list[str]:
     return args
 
 
-def geomean(values: list[float]) -> float:
-    values = [v for v in values if v]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
-
-
 class Compiled:
     """torch.compile(fn, dynamic=True), compiled on the first call (timed: `first_call_s`)."""
 
@@ -101,8 +103,9 @@ def summarize(rows: list[dict], compile_s: float | None, json_path: str | None) 
                "compile_over_dsc": geomean([r["compile_over_dsc"] for r in rows]),
                "torch_compile_first_call_s": compile_s, "rows": rows,
                "device": torch.cuda.get_device_name(), "torch": torch.__version__}
-    print(f"geomean eager/dsc {summary['eager_over_dsc']:.2f}, compile/dsc "
-          f"{summary['compile_over_dsc']:.2f}; torch.compile first call {compile_s or 0:.1f} s")
+    print(f"geomean eager/dsc {summary['eager_over_dsc'] or float('nan'):.2f}, compile/dsc "
+          f"{summary['compile_over_dsc'] or float('nan'):.2f}; torch.compile first call "
+          f"{compile_s or 0:.1f} s")
     if json_path:
         with open(json_path, "w") as f:
             json.dump(summary, f, indent=1)
