@@ -108,7 +108,7 @@ void IRVisitor::visit_node(const GetItem* node) {
 }
 
 void IRVisitor::visit_node(const If* node) {
-  visit(node->cond);
+  if (node->cond.defined()) visit(node->cond);
   visit(node->then_branch);
   visit(node->else_branch);
 }
@@ -249,12 +249,15 @@ Expr IRMutator::mutate_node(const GetItem* node, const Expr& self) {
 }
 
 Expr IRMutator::mutate_node(const If* node, const Expr& self) {
-  Expr cond = mutate(node->cond);
+  Expr cond = node->cond.defined() ? mutate(node->cond) : node->cond;
   Expr then_branch = mutate(node->then_branch);
   Expr else_branch = mutate(node->else_branch);
   if (cond.same_as(node->cond) && then_branch.same_as(node->then_branch) &&
       else_branch.same_as(node->else_branch))
     return self;
+  if (node->guard.defined())
+    return If::make_guarded(node->guard, std::move(then_branch), std::move(else_branch),
+                            node->type, node->loc);
   return If::make(std::move(cond), std::move(then_branch), std::move(else_branch), node->type,
                   node->loc);
 }

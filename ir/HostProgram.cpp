@@ -64,7 +64,8 @@ void print_steps(std::ostream& os, const std::vector<HostStep>& steps, int depth
     }
     os << (s.kind == HostStep::Kind::If ? " " : "(");
     for (size_t i = 0; i < s.buffers.size(); ++i) os << (i ? ", %" : "%") << s.buffers[i];
-    for (const symbolic::Expr& e : s.ints) os << ", " << symbolic::to_string(e);
+    for (size_t i = 0; i < s.ints.size(); ++i)
+      os << (i || !s.buffers.empty() ? ", " : "") << symbolic::to_string(s.ints[i]);
     if (s.kind != HostStep::Kind::If) {
       os << ")\n";
       continue;

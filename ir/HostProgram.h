@@ -66,7 +66,8 @@ struct HostStep {
     Kernel,  // call prim `callee` on `buffers` (its inputs then outputs) and `symbols`
     Library, // call library routine `callee` (ir/LibraryRoutines.def) on `buffers` and `ints`
     Copy,    // memcpy buffers[0] -> buffers[1] (buffers[1]'s byte size)
-    If,      // run `then_steps` when the bool[] buffers[0] is true, else `else_steps`
+    If,      // run `then_steps` when the bool[] buffers[0] is true (or, with no buffer, when
+             // the shape predicate ints[0] holds: a guarded fusion), else `else_steps`
     Bind,    // run-time symbol `callee` := the i64[] or i32[] buffers[0] (nonzero's count),
              // or ints[0] when there is no buffer; checked to be in [0, its upper bound]
     Loop,    // for run-time symbol `callee` := ints[0], ints[0] + 1, ... while < ints[1]: run

@@ -101,6 +101,16 @@ Expr If::make(Expr cond, Expr then_branch, Expr else_branch, Type type, SourceLo
                                    std::move(type), loc)));
 }
 
+Expr If::make_guarded(symbolic::Expr guard, Expr then_branch, Expr else_branch, Type type,
+                      SourceLoc loc) {
+  internal_assert(guard.defined() && guard.is_bool() && then_branch.is<Block>() &&
+                  else_branch.is<Block>())
+      << "a guarded If needs a shape predicate and two Blocks";
+  auto* node = new If(Expr(), std::move(then_branch), std::move(else_branch), std::move(type), loc);
+  node->guard = std::move(guard);
+  return Expr(Ref<ExprNode>(node));
+}
+
 Expr Loop::make(std::string var, symbolic::Expr lo, Expr hi, symbolic::Expr bound,
                 std::vector<VarRef> carries, std::vector<bool> declared, std::vector<Expr> inits,
                 Expr cond, Expr body, symbolic::Expr trips, Type type, SourceLoc loc) {

@@ -218,10 +218,13 @@ private:
 
 struct If : ExprNode {
   static constexpr NodeKind node_kind = NodeKind::If;
-  Expr cond;
+  Expr cond;             // a bool[] value; undefined when `guard` is set
+  symbolic::Expr guard;  // or a shape predicate: legalize's guarded fusion variants
   Expr then_branch; // Block
   Expr else_branch; // Block
   static Expr make(Expr cond, Expr then_branch, Expr else_branch, Type type = {}, SourceLoc loc = {});
+  static Expr make_guarded(symbolic::Expr guard, Expr then_branch, Expr else_branch, Type type,
+                           SourceLoc loc = {});
 
 private:
   If(Expr c, Expr t_, Expr e, Type t, SourceLoc l)

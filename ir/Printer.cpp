@@ -448,7 +448,10 @@ private:
 
   void if_expr(const If& node, int indent) {
     out_ += "if ";
-    expr(node.cond, kLowest, indent);
+    if (node.guard.defined())
+      out_ += "shape(" + symbolic::to_string(node.guard) + ")";
+    else
+      expr(node.cond, kLowest, indent);
     if (is_simple_branch(node.then_branch) && is_simple_branch(node.else_branch)) {
       out_ += " { ";
       expr(node.then_branch.as<Block>()->result, kLowest, indent);

@@ -203,7 +203,10 @@ private:
     case NodeKind::If: {
       const If* x = a.as<If>();
       const If* y = b.as<If>();
-      return expr(x->cond, y->cond) && expr(x->then_branch, y->then_branch) &&
+      if (x->guard.defined() != y->guard.defined() ||
+          (x->guard.defined() && !same_dims({x->guard}, {y->guard})))
+        return false;
+      return optional_expr(x->cond, y->cond) && expr(x->then_branch, y->then_branch) &&
              expr(x->else_branch, y->else_branch);
     }
     case NodeKind::Loop:
@@ -508,7 +511,8 @@ private:
       expr(e.as<GetItem>()->tuple);
       return;
     case NodeKind::If:
-      expr(e.as<If>()->cond);
+      if (e.as<If>()->cond.defined()) expr(e.as<If>()->cond);
+      if (e.as<If>()->guard.defined()) dims({e.as<If>()->guard});
       expr(e.as<If>()->then_branch);
       expr(e.as<If>()->else_branch);
       return;

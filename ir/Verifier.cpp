@@ -171,10 +171,14 @@ private:
     }
     case NodeKind::If: {
       const If* i = e.as<If>();
-      expr(i->cond);
-      const Type& t = i->cond->type;
-      if (typed_ && !t.is_unknown() && !is_bool_scalar(t))
-        r_.error("the condition of an if is " + to_string(t) + ", not bool[]");
+      if (i->cond.defined() == i->guard.defined())
+        r_.error("an if has both a condition and a shape guard, or neither");
+      if (i->cond.defined()) {
+        expr(i->cond);
+        const Type& t = i->cond->type;
+        if (typed_ && !t.is_unknown() && !is_bool_scalar(t))
+          r_.error("the condition of an if is " + to_string(t) + ", not bool[]");
+      }
       expr(i->then_branch);
       expr(i->else_branch);
       require_type(e);
@@ -567,9 +571,11 @@ std::vector<std::string> verify(const HostProgram& p, const Module& m, bool plan
       if (s.buffers.size() != 2) error(which + " copies " + std::to_string(s.buffers.size()) + " buffers");
       break;
     case HostStep::Kind::If:
-      if (s.buffers.size() != 1 || (valid(s.buffers[0]) && (p.buffers[s.buffers[0]].dtype != DType::Bool ||
-                                                            !p.buffers[s.buffers[0]].shape.empty())))
-        error(which + " (an if) does not test one bool[] buffer");
+      if (s.buffers.empty() && s.ints.size() == 1) break; // a shape predicate
+      if (s.buffers.size() != 1 || !s.ints.empty() ||
+          (valid(s.buffers[0]) && (p.buffers[s.buffers[0]].dtype != DType::Bool ||
+                                   !p.buffers[s.buffers[0]].shape.empty())))
+        error(which + " (an if) does not test one bool[] buffer or one shape predicate");
       break;
     case HostStep::Kind::Bind:
       if (!find_runtime_symbol(p, s.callee))

@@ -41,14 +41,17 @@ void FusionLog::print(std::ostream& os, const SourceManager& sources, const std:
        << (kernels == 1 ? " kernel (" : " kernels (") << s.kernels << " generated, "
        << s.library_calls << (s.library_calls == 1 ? " library call)" : " library calls)");
     if (s.views) os << " and " << s.views << (s.views == 1 ? " view" : " views");
+    for (const std::string& g : s.guards)
+      os << "; two variants, guarded at run time on " << g;
     os << "\n";
   }
   for (const FusionDecision& d : decisions) {
     if (!fn.empty() && d.fn != fn) continue;
+    os << d.fn << (d.variant.empty() ? "" : " [" + d.variant + "]");
     if (d.kernel.empty())
-      os << d.fn << ": not fused: ";
+      os << ": not fused: ";
     else
-      os << d.fn << ": kernel " << d.kernel << " (" << d.kind << ", " << d.ops.size() << " ops): ";
+      os << ": kernel " << d.kernel << " (" << d.kind << ", " << d.ops.size() << " ops): ";
     const char* sep = "";
     for (const FusedOp& op : d.ops) {
       os << sep << op.op << where(op.loc, sources);

@@ -25,6 +25,7 @@ struct FusionFact {
 
 struct FusionDecision {
   std::string fn;
+  std::string variant;           // a guarded variant's fact (`B == P`, `not B == P`), or empty
   std::string kernel;            // the prim it became; empty for a refusal
   std::string kind;              // elementwise, injective, reduction, stitched
   std::vector<FusedOp> ops;      // a kernel's ops, or the producer, then the consumers refused
@@ -40,6 +41,8 @@ struct FusionSummary {
   size_t kernels = 0;
   size_t library_calls = 0;
   size_t views = 0;
+  std::vector<std::string> guards; // facts tested at run time to pick a guarded variant; the
+                                   // kernels of every variant are counted
 };
 
 struct FusionLog {
@@ -47,8 +50,8 @@ struct FusionLog {
   std::vector<FusionSummary> summaries;
 
   // Per fn, its summary, then one line per decision (`kernel NAME (KIND, N ops): op
-  // file:line:col, ...` or `not fused: ...`) and a line per fact. `fn`, when not empty, keeps
-  // only that fn's.
+  // file:line:col, ...` or `not fused: ...`, after `[FACT]` in a guarded variant) and a line
+  // per fact. `fn`, when not empty, keeps only that fn's.
   void print(std::ostream& os, const SourceManager& sources, const std::string& fn = "") const;
 };
 

@@ -62,7 +62,8 @@ void collect_symbols(const ir::Expr& e, bool all, std::set<std::string>& symbols
     return;
   case ir::NodeKind::If: {
     const ir::If* i = e.as<ir::If>();
-    collect_symbols(i->cond, all, symbols, names);
+    if (i->cond.defined()) collect_symbols(i->cond, all, symbols, names);
+    if (i->guard.defined()) add_symbols(i->guard, symbols);
     collect_symbols(i->then_branch, all, symbols, names);
     collect_symbols(i->else_branch, all, symbols, names);
     return;

@@ -383,6 +383,7 @@ Expr BodyInferrer::infer_block(const Block& b) {
 }
 
 Expr BodyInferrer::infer_if(const If& node) {
+  internal_assert(node.cond.defined()) << "a guarded if before legalize";
   Expr cond = infer(node.cond);
   const Type& ct = cond->type;
   if (!ct.is_unknown() && !(ct.is_tensor() && ct.dtype == DType::Bool && ct.rank() == 0)) {

@@ -1,6 +1,7 @@
 #include "passes/Legalize.h"
 
 #include <set>
+#include <unordered_map>
 
 #include "ir/Functor.h"
 #include "ir/OpRegistry.h"
@@ -10,6 +11,7 @@
 #include "passes/legalize/Families.h"
 #include "passes/legalize/Fuse.h"
 #include "passes/legalize/Materialize.h"
+#include "symbolic/Printer.h"
 
 namespace dsc::passes {
 
@@ -21,6 +23,47 @@ bool is_atom(const ir::Expr& e) {
   return e.is<ir::Var>() || e.is<ir::Literal>();
 }
 
+// A copy of a block whose every binding (and loop carry) binds a new var of the same name and
+// type: the second variant of a guarded block, so that no var is bound in both.
+class FreshVars : public ir::IRMutator {
+  std::unordered_map<const ir::Var*, ir::Expr> renamed_;
+
+  ir::VarRef fresh(const ir::VarRef& v) {
+    ir::VarRef out = ir::Var::make(v->name, v->type, v->loc);
+    renamed_[v.get()] = ir::Expr(out);
+    return out;
+  }
+
+protected:
+  ir::Expr mutate_node(const ir::Var* v, const ir::Expr& self) override {
+    auto it = renamed_.find(v);
+    return it == renamed_.end() ? self : it->second;
+  }
+  ir::Expr mutate_node(const ir::Block* b, const ir::Expr&) override {
+    std::vector<ir::Binding> out;
+    for (const ir::Binding& binding : b->bindings) {
+      ir::Expr value = mutate(binding.value);
+      std::vector<ir::VarRef> vars;
+      for (const ir::VarRef& v : binding.vars)
+        vars.push_back(fresh(v));
+      out.push_back(ir::Binding{vars, value, binding.has_asserted_type, binding.loc});
+    }
+    return ir::Block::make(std::move(out), mutate(b->result), b->loc);
+  }
+  ir::Expr mutate_node(const ir::Loop* l, const ir::Expr&) override {
+    ir::Expr hi = mutate(l->hi);
+    std::vector<ir::Expr> inits;
+    for (const ir::Expr& init : l->inits)
+      inits.push_back(mutate(init));
+    std::vector<ir::VarRef> carries;
+    for (const ir::VarRef& c : l->carries)
+      carries.push_back(fresh(c));
+    ir::Expr cond = l->cond.defined() ? mutate(l->cond) : l->cond;
+    ir::Expr body = mutate(l->body);
+    return l->with(l->lo, hi, carries, inits, cond, body, l->trips, l->type);
+  }
+};
+
 class FnLegalizer {
 public:
   FnLegalizer(ir::Module& generated, std::set<std::string>& taken, const ir::Function& f,
@@ -29,7 +72,7 @@ public:
 
   Ref<ir::Function> run() {
     const ir::Block* body = f_.body.as<ir::Block>();
-    summary_ = FusionSummary{f_.name, 0, 0, 0, 0};
+    summary_ = FusionSummary{f_.name, 0, 0, 0, 0, {}};
     ir::Expr legal = legalize_block(*body);
     if (!legal.defined()) return nullptr;
     if (pass_.fusion_log) pass_.fusion_log->summaries.push_back(summary_);
@@ -40,13 +83,70 @@ private:
   // One block: the fn's body, a branch of an if, or a loop's condition or body. Its bindings
   // are described, fused among themselves and materialized; nested blocks are legalized on
   // their own, so nothing is fused across their boundaries.
+  //
+  // A guarded variant: when fusion needs a fact the prover leaves open (true at some shapes
+  // the where clauses allow, not at all), the block is compiled twice, fused under the fact
+  // and unfused without it, in an if on the fact that the host tests at run time. One fact per
+  // block: the variants take no guard of their own.
   ir::Expr legalize_block(const ir::Block& body) {
+    if (!pass_.fuse) return legalize_variant(body);
+    const FnContext::Checkpoint saved = ctx_.checkpoint();
+    const FusionSummary summary = summary_;
+    const size_t decisions = pass_.fusion_log ? pass_.fusion_log->decisions.size() : 0;
+    ctx_.open_guards();
+    std::optional<std::vector<lowering::FnItem>> items = describe_and_fuse(body);
+    ctx_.close_guards();
+    std::optional<symbolic::Expr> guard = ctx_.take_wanted_guard();
+    if (!items) return {};
+    if (!guard) return emit(body, *items);
+    // Start again from before the block, and compile it once per variant.
+    ctx_.rollback(saved);
+    summary_ = summary;
+    if (pass_.fusion_log) pass_.fusion_log->decisions.resize(decisions);
+    ir::Expr branches[2];
+    size_t ops = 0;
+    for (int k = 0; k < 2; ++k) {
+      auto variant_scope = ctx_.open_scope();
+      ctx_.enter_variant(*guard, k == 0);
+      if (k == 0) {
+        branches[k] = legalize_variant(body);
+      } else {
+        ir::Expr copy = FreshVars().mutate(ir::Block::make(body.bindings, body.result, body.loc));
+        branches[k] = legalize_variant(*copy.as<ir::Block>());
+      }
+      ctx_.leave_variant();
+      ctx_.close_scope(std::move(variant_scope));
+      if (!branches[k].defined()) return {};
+      if (k == 0) ops = summary_.ops;
+    }
+    summary_.ops = ops; // the same op calls, compiled twice
+    summary_.guards.push_back(symbolic::to_string(*guard));
+    const ir::Type& type = body.result->type;
+    std::vector<ir::VarRef> vars;
+    std::vector<ir::Expr> fields;
+    for (const ir::Type& t : type.is_tuple() ? type.fields : std::vector<ir::Type>{type}) {
+      vars.push_back(ctx_.new_var("guarded", t));
+      fields.push_back(ir::Expr(vars.back()));
+    }
+    ir::Expr result = type.is_tuple() ? ir::Tuple::make(fields, type, body.loc) : fields.front();
+    ir::Expr guarded = ir::If::make_guarded(*guard, branches[0], branches[1], type, body.loc);
+    return ir::Block::make({ir::Binding{vars, guarded, false, body.loc}}, result, body.loc);
+  }
+
+  // The block as one variant: described, fused and materialized (no guard of its own).
+  ir::Expr legalize_variant(const ir::Block& body) {
+    std::optional<std::vector<lowering::FnItem>> items = describe_and_fuse(body);
+    if (!items) return {};
+    return emit(body, *items);
+  }
+
+  std::optional<std::vector<lowering::FnItem>> describe_and_fuse(const ir::Block& body) {
     std::vector<lowering::FnItem> items;
     // Values nothing reads get no kernel.
     for (const ir::Binding& b : live_bindings(body)) {
       ctx_.set_loc(b.loc.valid() ? b.loc : b.value->loc);
       lowering::FnItem item{b, {}, {}, {}, {}, false, false};
-      if (!describe(item)) return {};
+      if (!describe(item)) return std::nullopt;
       item.inserted = ctx_.take_inserted();
       items.push_back(std::move(item));
     }
@@ -54,11 +154,15 @@ private:
       pass_.diags.error(body.result->loc, "legalize: the result of '" + f_.name +
                                               "' is not a var or a tuple of vars (run "
                                               "inline_calls first)");
-      return {};
+      return std::nullopt;
     }
     for (const lowering::FnItem& item : items)
       summary_.ops += item.desc ? 1 : 0;
     if (pass_.fuse) lowering::fuse(items, body.result, ctx_, pass_.fusion_log);
+    return items;
+  }
+
+  ir::Expr emit(const ir::Block& body, std::vector<lowering::FnItem>& items) {
     for (const lowering::FnItem& item : items) {
       if (item.dropped) continue;
       using Kind = lowering::ComputeDesc::Kind;
@@ -248,6 +352,7 @@ public:
     const ir::Call* call = value.as<ir::Call>();
     FusionDecision d;
     d.fn = f_.name;
+    d.variant = ctx_.variant();
     d.kernel = call ? call->callee : "";
     d.kind = kind;
     d.ops = item.ops;

@@ -344,14 +344,19 @@ private:
   // if: both branches lowered into an If step. Each ends by binding the result's dims the two
   // disagree on (fresh symbols from infer_shapes) and copying its value into the result's
   // buffers, which live on after the if.
+  // A shape fact as the condition (a guarded fusion's variants) is tested on the symbols.
   std::optional<std::vector<int>> lower_if(const ir::If& i, const std::string& name) {
-    auto cond = buffers_of(i.cond);
-    if (!cond) return std::nullopt;
-    if (cond->size() != 1) return fail(i.cond->loc, "the condition of an if is a tuple");
-    std::vector<int> results = new_results(i.type, name);
     HostStep step;
     step.kind = HostStep::Kind::If;
-    step.buffers = *cond;
+    if (i.guard.defined()) {
+      step.ints = {i.guard};
+    } else {
+      auto cond = buffers_of(i.cond);
+      if (!cond) return std::nullopt;
+      if (cond->size() != 1) return fail(i.cond->loc, "the condition of an if is a tuple");
+      step.buffers = *cond;
+    }
+    std::vector<int> results = new_results(i.type, name);
     step.location = location_text(sources_, i.loc);
     const std::set<std::string> before = bound_;
     std::map<std::string, std::vector<Expr>> joined; // fresh symbol -> its value per branch

@@ -497,12 +497,18 @@ private:
   }
 
   void emit_if(const ir::HostStep& s) {
-    if (!step_buffers(s, 1, "an if step")) return;
-    if (buffer(s.buffers[0]).dtype != ir::DType::Bool) {
-      fail("an if step tests " + describe(buffer(s.buffers[0]), s.buffers[0]) + ", not a bool");
-      return;
+    llvm::Value* cond = nullptr;
+    if (s.buffers.empty() && s.ints.size() == 1) { // a guarded fusion's shape fact
+      cond = llvmgen::emit_symbolic_bool(b_, s.ints[0],
+                                         [this](const std::string& n) { return symbol(n); });
+    } else {
+      if (!step_buffers(s, 1, "an if step")) return;
+      if (buffer(s.buffers[0]).dtype != ir::DType::Bool) {
+        fail("an if step tests " + describe(buffer(s.buffers[0]), s.buffers[0]) + ", not a bool");
+        return;
+      }
+      cond = b_.CreateICmpNE(read_scalar(s.buffers[0], 1, "cond"), b_.getInt8(0));
     }
-    llvm::Value* cond = b_.CreateICmpNE(read_scalar(s.buffers[0], 1, "cond"), b_.getInt8(0));
     llvm::BasicBlock* then_block = llvm::BasicBlock::Create(ctx_, "if.then", fn_);
     llvm::BasicBlock* else_block = llvm::BasicBlock::Create(ctx_, "if.else", fn_);
     llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "if.end", fn_);

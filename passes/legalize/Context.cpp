@@ -1,6 +1,7 @@
 #include "passes/legalize/Context.h"
 
 #include "ir/Printer.h"
+#include "passes/FusionLog.h"
 #include "passes/IRUtil.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
@@ -47,11 +48,73 @@ sym::ProofResult FnContext::decide(const sym::Expr& predicate,
   if (const sym::BoolConst* b = p.as<sym::BoolConst>()) {
     if (b->value) return sym::ProofResult{sym::Verdict::Proved, {}, sym::ProofStage::Simplify, ""};
   }
-  if (assumptions.empty()) return pass_.prover.prove(p, facts_);
+  if (assumptions.empty() && guards_.empty()) return pass_.prover.prove(p, facts_);
   sym::Facts facts = facts_;
+  for (const sym::Expr& g : guards_)
+    facts.add(g);
   for (const sym::Expr& a : assumptions)
     facts.add(a);
   return pass_.prover.prove(p, facts);
+}
+
+std::string FnContext::outcome(const sym::Expr& predicate, const sym::ProofResult& result,
+                               const std::vector<sym::Expr>& assumptions) {
+  if (result.verdict != sym::Verdict::Proved || guards_.empty()) return fusion_outcome(result);
+  std::vector<sym::Expr> guards;
+  guards.swap(guards_);
+  bool without = decide(predicate, assumptions).verdict == sym::Verdict::Proved;
+  guards_.swap(guards);
+  return without ? fusion_outcome(result) : "guarded at run time";
+}
+
+void FnContext::want_guard(const sym::Expr& fact) {
+  if (!guards_open_ || wanted_guard_) return;
+  // A fact no allowed shape satisfies is disproved for good: no variant would ever run.
+  if (decide(sym::logical_not(fact)).verdict == sym::Verdict::Proved) return;
+  wanted_guard_ = sym::simplify(fact);
+}
+
+std::optional<sym::Expr> FnContext::take_wanted_guard() {
+  std::optional<sym::Expr> out;
+  out.swap(wanted_guard_);
+  return out;
+}
+
+void FnContext::enter_variant(const sym::Expr& fact, bool holds) {
+  variants_.emplace_back(sym::to_string(holds ? fact : sym::simplify(sym::logical_not(fact))),
+                         holds);
+  if (holds) guards_.push_back(fact);
+}
+
+void FnContext::leave_variant() {
+  if (variants_.back().second) guards_.pop_back();
+  variants_.pop_back();
+}
+
+std::string FnContext::variant() const {
+  std::string out;
+  for (const auto& [label, holds] : variants_)
+    out += (out.empty() ? "" : ", ") + label;
+  return out;
+}
+
+ir::VarRef FnContext::new_var(std::string_view hint, const ir::Type& type) {
+  return ir::Var::make(fresh_var_name(hint), type, loc_);
+}
+
+FnContext::Checkpoint FnContext::checkpoint() const {
+  return Checkpoint{out_.decls.size(), names_taken_.size(), decl_counters_, externs_, carriers_};
+}
+
+void FnContext::rollback(const Checkpoint& c) {
+  out_.decls.resize(c.decls);
+  for (size_t k = c.names; k < names_taken_.size(); ++k)
+    taken_.erase(names_taken_[k]);
+  names_taken_.resize(c.names);
+  decl_counters_ = c.decl_counters;
+  externs_ = c.externs;
+  carriers_ = c.carriers;
+  inserted_.clear();
 }
 
 bool FnContext::is_one(const sym::Expr& dim) {
@@ -69,7 +132,10 @@ std::string FnContext::new_decl_name(std::string_view op) {
   std::string stem = fn_.name + "_" + std::string(op) + "_";
   for (;;) {
     std::string name = stem + std::to_string(decl_counters_[stem]++);
-    if (taken_.insert(name).second) return name;
+    if (taken_.insert(name).second) {
+      names_taken_.push_back(name);
+      return name;
+    }
   }
 }
 
@@ -113,7 +179,7 @@ std::string FnContext::fresh_var_name(std::string_view hint) {
 }
 
 ir::Expr FnContext::insert_binding(std::string_view hint, ir::Expr value, const ir::Type& type) {
-  ir::VarRef v = ir::Var::make(fresh_var_name(hint), type, loc_);
+  ir::VarRef v = new_var(hint, type);
   inserted_.push_back(ir::Binding{{v}, std::move(value), false, loc_});
   return ir::Expr(v);
 }

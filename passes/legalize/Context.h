@@ -4,6 +4,7 @@
 // declarations and bindings, and bindings to insert before the one being lowered.
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -36,6 +37,40 @@ public:
   // What the prover says of `predicate` under those facts, and `assumptions` besides.
   symbolic::ProofResult decide(const symbolic::Expr& predicate,
                                const std::vector<symbolic::Expr>& assumptions = {});
+  // The fusion log's word for `predicate`, decided as `result` (under `assumptions` besides the
+  // fn's facts): `proved`, `guarded at run time` when only the variant's guard proves it, or
+  // the counterexample.
+  std::string outcome(const symbolic::Expr& predicate, const symbolic::ProofResult& result,
+                      const std::vector<symbolic::Expr>& assumptions = {});
+
+  // Guarded variants. While a block is fused with guards open, fusion hands each fact it needed
+  // and the prover left open to want_guard; the first one that can hold (its negation is not
+  // proved) is kept. Legalize then compiles the block twice, between enter_variant and
+  // leave_variant: where the fact holds (decide() takes it as true) and where it does not; the
+  // host tests the fact at run time and runs one of the two.
+  void open_guards() { guards_open_ = true; }
+  void close_guards() { guards_open_ = false; }
+  void want_guard(const symbolic::Expr& fact);
+  std::optional<symbolic::Expr> take_wanted_guard();
+  void enter_variant(const symbolic::Expr& fact, bool holds);
+  void leave_variant();
+  // The variants being legalized, for the fusion log: `B == P`, `not B == P`; empty outside.
+  std::string variant() const;
+
+  // A new var of `type`, named after `hint`.
+  ir::VarRef new_var(std::string_view hint, const ir::Type& type);
+
+  // Everything describing a block adds to the module and to this context, so that a block
+  // described and fused only to learn which guard it wants leaves no trace.
+  struct Checkpoint {
+    size_t decls = 0, names = 0;
+    std::map<std::string, int> decl_counters;
+    std::map<std::string, std::string> externs;
+    std::map<std::set<std::string>, ir::Expr> carriers;
+  };
+  Checkpoint checkpoint() const;
+  void rollback(const Checkpoint& c);
+
   // A dim that is (proved) 1.
   bool is_one(const symbolic::Expr& dim);
   // Two dims that are (proved) equal.
@@ -86,6 +121,11 @@ private:
   std::map<std::string, std::string> externs_; // signature text -> extern name
   std::map<std::set<std::string>, ir::Expr> carriers_;
   std::vector<ir::Binding> inserted_;
+  std::vector<std::string> names_taken_; // by this context, in order (for rollback)
+  std::vector<symbolic::Expr> guards_;   // the variant being legalized assumes these
+  std::vector<std::pair<std::string, bool>> variants_; // label, and whether it holds the fact
+  bool guards_open_ = false;
+  std::optional<symbolic::Expr> wanted_guard_;
 };
 
 } // namespace dsc::passes::lowering

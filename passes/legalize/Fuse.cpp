@@ -276,6 +276,7 @@ private:
       if (together) continue;
       FusionDecision d;
       d.fn = ctx_.fn().name;
+      d.variant = ctx_.variant();
       d.ops = {p.ops.back(), items_[r.consumer].ops.back()};
       d.refused = std::move(r.why);
       d.facts = std::move(r.facts);
@@ -314,8 +315,10 @@ private:
   void note_fact(std::vector<FusionFact>& facts, const sym::Expr& a, const sym::Expr& b,
                  const std::string& why, const sym::ProofResult& r) {
     if (sym::simplify(a).same_as(sym::simplify(b))) return;
-    facts.push_back(
-        FusionFact{sym::to_string(a) + " == " + sym::to_string(b), why, fusion_outcome(r)});
+    sym::Expr same = sym::eq(a, b);
+    facts.push_back(FusionFact{sym::to_string(a) + " == " + sym::to_string(b), why,
+                               ctx_.outcome(same, r)});
+    if (r.verdict != sym::Verdict::Proved) ctx_.want_guard(same);
   }
 
   // A fused kernel's inputs are named after the values passed for them (x, w_o, mask), not
@@ -412,9 +415,11 @@ private:
       return false;
     }
     FusionFact fact;
+    sym::Expr undecided;
     std::optional<ReshapeRemap> remap =
-        ReshapeRemap::make(source->type.shape, p.desc->type.shape, ctx_, &fact);
+        ReshapeRemap::make(source->type.shape, p.desc->type.shape, ctx_, &fact, &undecided);
     if (!remap) {
+      if (undecided.defined()) ctx_.want_guard(undecided);
       refuse(p, c, "the reshape is not shown to be an index remap", {fact});
       return false;
     }

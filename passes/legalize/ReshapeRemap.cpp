@@ -20,7 +20,7 @@ std::vector<size_t> looped_dims(const std::vector<sym::Expr>& shape, FnContext& 
 
 std::optional<ReshapeRemap> ReshapeRemap::make(const std::vector<sym::Expr>& source,
                                                const std::vector<sym::Expr>& view, FnContext& ctx,
-                                               FusionFact* fact) {
+                                               FusionFact* fact, sym::Expr* undecided) {
   ReshapeRemap r;
   r.source_ = source;
   r.view_ = view;
@@ -30,13 +30,17 @@ std::optional<ReshapeRemap> ReshapeRemap::make(const std::vector<sym::Expr>& sou
   for (const std::vector<sym::Expr>* shape : {&source, &view})
     for (const sym::Expr& d : *shape)
       nonempty.push_back(sym::le(sym::Expr(1), d));
+  std::string outcome; // of the last comparison `equal` proved
   auto equal = [&](const sym::Expr& a, const sym::Expr& b) {
-    return sym::simplify(a).same_as(sym::simplify(b)) ||
-           ctx.decide(sym::eq(a, b), nonempty).verdict == sym::Verdict::Proved;
+    outcome = "proved";
+    if (sym::simplify(a).same_as(sym::simplify(b))) return true;
+    sym::ProofResult same = ctx.decide(sym::eq(a, b), nonempty);
+    outcome = ctx.outcome(sym::eq(a, b), same, nonempty);
+    return same.verdict == sym::Verdict::Proved;
   };
   size_t i = 0, j = 0;
   while (i < s.size() && j < v.size()) {
-    Group g{{s[i++]}, {v[j++]}};
+    Group g{{s[i++]}, {v[j++]}, ""};
     sym::Expr ps = source[g.source[0]], pv = view[g.view[0]];
     while (!equal(ps, pv)) {
       // Grow the side whose product is not larger (either way, groups of proved-equal
@@ -53,13 +57,14 @@ std::optional<ReshapeRemap> ReshapeRemap::make(const std::vector<sym::Expr>& sou
         pv = sym::simplify(pv * view[v[j++]]);
         continue;
       }
-      if (fact) {
-        sym::Expr same = sym::eq(ps, pv);
+      sym::Expr same = sym::eq(ps, pv);
+      if (fact)
         *fact = FusionFact{sym::to_string(same), "dims of the reshape that correspond",
                            fusion_outcome(ctx.decide(same, nonempty))};
-      }
+      if (undecided) *undecided = same;
       return std::nullopt;
     }
+    g.outcome = outcome;
     r.groups_.push_back(std::move(g));
   }
   if (i != s.size() || j != v.size()) {
@@ -78,9 +83,11 @@ std::vector<FusionFact> ReshapeRemap::facts() const {
     return s;
   };
   for (const Group& g : groups_) {
-    if (g.source.size() == 1 && g.view.size() == 1) continue;
+    if (g.source.size() == 1 && g.view.size() == 1 &&
+        sym::simplify(source_[g.source[0]]).same_as(sym::simplify(view_[g.view[0]])))
+      continue;
     out.push_back(FusionFact{product(g.source, source_) + " == " + product(g.view, view_),
-                             "the reshape is an index remap", "proved"});
+                             "the reshape is an index remap", g.outcome});
   }
   return out;
 }

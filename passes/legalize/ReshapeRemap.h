@@ -19,20 +19,22 @@ namespace dsc::passes::lowering {
 class ReshapeRemap {
 public:
   // The remap from `view` to `source` indices, or nullopt when the grouping cannot be proved;
-  // `fact` then holds the comparison that was not decided.
+  // `fact` then holds the comparison that was not decided, and `undecided` (when there is one)
+  // its predicate.
   static std::optional<ReshapeRemap> make(const std::vector<symbolic::Expr>& source,
                                           const std::vector<symbolic::Expr>& view, FnContext& ctx,
-                                          FusionFact* fact);
+                                          FusionFact* fact, symbolic::Expr* undecided = nullptr);
 
   std::vector<symbolic::Expr> operator()(const std::vector<symbolic::Expr>& view_index) const;
 
   // The equal products the remap rests on, for the fusion log: one per group that splits or
-  // merges dims (`768 == 12*64`).
+  // merges dims (`768 == 12*64`) or matches two dims not equal by their form (`B == P`).
   std::vector<FusionFact> facts() const;
 
 private:
   struct Group {
     std::vector<size_t> source, view; // dims of extent other than 1, in order
+    std::string outcome;              // of the equal products, for the log
   };
   std::vector<symbolic::Expr> source_, view_;
   std::vector<Group> groups_;

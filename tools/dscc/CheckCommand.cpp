@@ -27,7 +27,10 @@ Parses FILE, infers every value's shape and decides every shape fact, printing e
   --explain-fusion
                   instead, how each entry function's ops become kernels: per kernel of
                   more than one op, its ops with their locations and the shape facts its
-                  fusion rests on (proved, or a counterexample); and each fusion refused, why
+                  fusion rests on (proved, guarded at run time, or a counterexample); and
+                  each fusion refused, why. A fact the where clauses leave open makes two
+                  variants, fused and not, marked [FACT] and [not FACT]: the compiled code
+                  tests the fact and runs one
   --split-input-file
                   check each part of FILE between `# -----` lines on its own (line numbers
                   stay those of FILE)
