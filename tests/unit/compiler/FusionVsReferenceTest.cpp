@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/unit/compiler/CompileUtil.h"
+#include "tests/unit/compiler/GuardedCases.h"
 
 namespace dsc::testing {
 namespace {
@@ -88,36 +89,6 @@ INSTANTIATE_TEST_SUITE_P(Fusion, FusionVsReference, ::testing::ValuesIn(cases())
                            return param.param.numeric.name;
                          });
 
-// Guarded variants: fusion needs a fact the where clauses leave open, so both the fused and the
-// unfused kernels are compiled and the host tests the fact at run time. Each case runs at shapes
-// where the fact holds (the fused variant) and where it does not (the other). The reshape's
-// fact is one of correctness: its fused kernel, run where B != P, reads the wrong elements (a
-// guard tested the wrong way round fails this test). The costly producer's is one of cost.
-struct GuardedCase {
-  NumericCase numeric;
-  size_t kernels;                            // of both variants
-  std::vector<symbolic::Bindings> holds, fails;
-};
-
-void PrintTo(const GuardedCase& c, std::ostream* os) { *os << c.numeric.name; }
-
-std::vector<GuardedCase> guarded_cases() {
-  return {
-      // exp read once per element where M == N; otherwise exp in a kernel of its own.
-      {{"costly_slice", "fn f(x: f32[N], m: f32[M]) where M <= N {\n  return slice(exp(x), axis=0, start=0, end=M) + m\n}", {"N", "M"}},
-       3,
-       {{{"N", 1}, {"M", 1}}, {{"N", 17}, {"M", 17}}, {{"N", 64}, {"M", 64}}},
-       {{{"N", 17}, {"M", 16}}, {{"N", 7}, {"M", 1}}, {{"N", 33}, {"M", 0}}}},
-      // The reshape's dims correspond (B with P, S with Q) only where B == P; B*S == P*Q is
-      // all the host checks.
-      {{"reshape_unrelated_dims", "fn f(x: f32[B, S], y: f32[P, Q]) -> f32[P, Q] {\n  return reshape(x * 2.0, [P, Q]) + y\n}", {"B", "S", "P", "Q"}},
-       3,
-       {{{"B", 3}, {"S", 5}, {"P", 3}, {"Q", 5}}, {{"B", 1}, {"S", 17}, {"P", 1}, {"Q", 17}}},
-       {{{"B", 2}, {"S", 6}, {"P", 3}, {"Q", 4}}, {{"B", 1}, {"S", 7}, {"P", 7}, {"Q", 1}},
-        {{"B", 6}, {"S", 17}, {"P", 17}, {"Q", 6}}}},
-  };
-}
-
 class GuardedFusionVsReference : public ::testing::TestWithParam<GuardedCase> {};
 
 TEST_P(GuardedFusionVsReference, EachVariantMatchesWhereItRuns) {
@@ -125,10 +96,7 @@ TEST_P(GuardedFusionVsReference, EachVariantMatchesWhereItRuns) {
   CompiledProgram p = compile_program(c.numeric.source, "f");
   ASSERT_EQ(p.errors, "") << c.numeric.source;
   EXPECT_EQ(p.kernels, c.kernels);
-  std::mt19937_64 rng(std::hash<std::string>{}(c.numeric.name));
-  for (const auto* shapes : {&c.holds, &c.fails})
-    for (const symbolic::Bindings& symbols : *shapes)
-      EXPECT_EQ(first_mismatch(c.numeric, p, symbols, rng), "");
+  expect_each_variant_matches(c, p);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fusion, GuardedFusionVsReference, ::testing::ValuesIn(guarded_cases()),
