@@ -86,8 +86,14 @@ llvm::Value* KernelEmitter::emit_binary(const ir::PrimBinary& e) {
       return b_.CreateFSub(x, y);
     case BinaryOp::Mul:
       return b_.CreateFMul(x, y);
-    case BinaryOp::Div:
-      return b_.CreateFDiv(x, y);
+    case BinaryOp::Div: {
+      // A quotient may be a product with the divisor's reciprocal (`arcp`): LLVM then divides
+      // once per loop by a divisor the loop does not change (softmax's sum, layer norm's
+      // count) and multiplies per element, about one rounding more than the quotient.
+      llvm::Value* q = b_.CreateFDiv(x, y);
+      if (auto* op = llvm::dyn_cast<llvm::Instruction>(q)) op->setHasAllowReciprocal(true);
+      return q;
+    }
     case BinaryOp::Min:
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, y);
     case BinaryOp::Max:
