@@ -85,68 +85,97 @@ template <typename F> void for_range(int threads, int64_t n, int64_t grain, F&& 
 // Floats in the largest micro tile (AVX-512's 14 x 32).
 constexpr int64_t kMaxTile = 512;
 
+// A packed whole (every depth block at once) when it takes at most this many floats: 4 MiB.
+constexpr int64_t kWholeDepthFloats = int64_t(1) << 20;
+
 // `prepacked`: all of B in the layout of packed_b_offset (a constant's pack), or null to pack
 // each block of B here.
+//
+// Tasks are row blocks of at most mc rows times column groups of whole panels, about four per
+// thread. The row panels are shared out evenly, and the number of row blocks is a multiple of
+// the thread count, so no thread is left with a short last block while the others still work.
+// Per depth block, A is packed, then the tasks run. When B is packed already and all of A fits
+// kWholeDepthFloats, A is packed for every depth block at once and each task runs every depth
+// block of its tiles: two pool loops per product instead of two per depth block (what a product
+// of few rows is dominated by), and a task's block of C stays in cache across the depth.
 void packed(const GemmKernels& K, const Product& p, int threads, const float* prepacked) {
   const int64_t mr = K.mr, nr = K.nr;
   if (mr * nr > kMaxTile) std::abort(); // a kernel table with a larger tile than planned for
   const int64_t mc = std::max<int64_t>(mr, kMc / mr * mr);
   const int64_t nc_max = column_block(nr);
   const int64_t a_panels = ceil_div(p.m, mr);
-  float* pa = packed_a_scratch.get(a_panels * mr * kKc);
+  const int64_t depth_blocks = ceil_div(p.k, kKc);
+  const int64_t a_block = a_panels * mr * kKc; // floats of A packed for one depth block
+  const bool whole_depth = prepacked && a_block * depth_blocks <= kWholeDepthFloats;
+  float* pa = packed_a_scratch.get(whole_depth ? a_block * depth_blocks : a_block);
   float* scratch_b = prepacked ? nullptr
                               : packed_b_scratch.get(ceil_div(std::min(p.n, nc_max), nr) * nr * kKc);
 
   for (int64_t j0 = 0; j0 < p.n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, p.n - j0);
     const int64_t b_panels = ceil_div(nc, nr);
-    for (int64_t p0 = 0; p0 < p.k; p0 += kKc) {
+    int64_t row_blocks = ceil_div(a_panels, mc / mr);
+    if (threads > 1) row_blocks = std::min(a_panels, ceil_div(row_blocks, threads) * threads);
+    const int64_t want_groups = std::max<int64_t>(1, ceil_div(4 * threads, row_blocks));
+    const int64_t group = std::max<int64_t>(1, ceil_div(b_panels, want_groups));
+    const int64_t col_groups = ceil_div(b_panels, group);
+    // Task t's tiles of depth block p0: A packed at `pa_block`, B at `pb`.
+    auto tiles = [&](int64_t t, int64_t p0, const float* pa_block, const float* pb) {
+      alignas(64) float tile[kMaxTile]; // an edge tile, MR x NR
       const int64_t kc = std::min(kKc, p.k - p0);
       const bool accumulate = p0 > 0;
+      const int64_t rb = t / col_groups, cg = t % col_groups;
+      const int64_t first_a = rb * a_panels / row_blocks;
+      const int64_t last_a = (rb + 1) * a_panels / row_blocks;
+      const int64_t first_b = cg * group, last_b = std::min(b_panels, first_b + group);
+      for (int64_t jb = first_b; jb < last_b; ++jb) {
+        const int64_t col = j0 + jb * nr;
+        const int64_t cols = std::min(nr, p.n - col);
+        const float* bpanel = pb + jb * kc * nr;
+        for (int64_t ia = first_a; ia < last_a; ++ia) {
+          const int64_t row = ia * mr;
+          const int64_t rows = std::min(mr, p.m - row);
+          const float* apanel = pa_block + ia * kc * mr;
+          float* c = p.c + row * p.ldc + col;
+          if (cols == nr) {
+            K.micro_tile[rows](kc, apanel, bpanel, c, p.ldc, accumulate);
+            continue;
+          }
+          K.micro_tile[rows](kc, apanel, bpanel, tile, nr, false);
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < cols; ++j)
+              c[r * p.ldc + j] = (accumulate ? c[r * p.ldc + j] : 0.0f) + tile[r * nr + j];
+        }
+      }
+    };
+    const int64_t tasks = row_blocks * col_groups;
+    if (whole_depth) {
+      if (j0 == 0)
+        for_range(threads, a_panels * depth_blocks, 4, [&](int64_t b, int64_t e) {
+          for (int64_t q = b; q < e; ++q) {
+            const int64_t d = q / a_panels, panel = q % a_panels, p0 = d * kKc;
+            pack_a(p, mr, p0, std::min(kKc, p.k - p0), pa + d * a_block, panel, panel + 1);
+          }
+        });
+      for_range(threads, tasks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t)
+          for (int64_t d = 0; d < depth_blocks; ++d)
+            tiles(t, d * kKc, pa + d * a_block,
+                  prepacked + packed_b_offset(j0, d * kKc, p.n, p.k, nr));
+      });
+      continue;
+    }
+    for (int64_t p0 = 0; p0 < p.k; p0 += kKc) {
+      const int64_t kc = std::min(kKc, p.k - p0);
       const float* pb = prepacked ? prepacked + packed_b_offset(j0, p0, p.n, p.k, nr) : scratch_b;
       if (!prepacked)
         for_range(threads, b_panels, 4,
                   [&](int64_t b, int64_t e) { pack_b(p, nr, p0, kc, j0, nc, scratch_b, b, e); });
       for_range(threads, a_panels, 4, [&](int64_t b, int64_t e) { pack_a(p, mr, p0, kc, pa, b, e); });
-
-      // Tasks: row blocks of at most mc rows times column groups of whole panels, about four
-      // per thread. The row panels are shared out evenly, and the number of row blocks is a
-      // multiple of the thread count, so no thread is left with a short last block while the
-      // others still work.
-      int64_t row_blocks = ceil_div(a_panels, mc / mr);
-      if (threads > 1) row_blocks = std::min(a_panels, ceil_div(row_blocks, threads) * threads);
-      const int64_t want_groups = std::max<int64_t>(1, ceil_div(4 * threads, row_blocks));
-      const int64_t group = std::max<int64_t>(1, ceil_div(b_panels, want_groups));
-      const int64_t col_groups = ceil_div(b_panels, group);
-      auto run = [&](int64_t begin, int64_t end) {
-        alignas(64) float tile[kMaxTile]; // an edge tile, MR x NR
-        for (int64_t t = begin; t < end; ++t) {
-          const int64_t rb = t / col_groups, cg = t % col_groups;
-          const int64_t first_a = rb * a_panels / row_blocks;
-          const int64_t last_a = (rb + 1) * a_panels / row_blocks;
-          const int64_t first_b = cg * group, last_b = std::min(b_panels, first_b + group);
-          for (int64_t jb = first_b; jb < last_b; ++jb) {
-            const int64_t col = j0 + jb * nr;
-            const int64_t cols = std::min(nr, p.n - col);
-            const float* bpanel = pb + jb * kc * nr;
-            for (int64_t ia = first_a; ia < last_a; ++ia) {
-              const int64_t row = ia * mr;
-              const int64_t rows = std::min(mr, p.m - row);
-              const float* apanel = pa + ia * kc * mr;
-              float* c = p.c + row * p.ldc + col;
-              if (cols == nr) {
-                K.micro_tile[rows](kc, apanel, bpanel, c, p.ldc, accumulate);
-                continue;
-              }
-              K.micro_tile[rows](kc, apanel, bpanel, tile, nr, false);
-              for (int64_t r = 0; r < rows; ++r)
-                for (int64_t j = 0; j < cols; ++j)
-                  c[r * p.ldc + j] = (accumulate ? c[r * p.ldc + j] : 0.0f) + tile[r * nr + j];
-            }
-          }
-        }
-      };
-      for_range(threads, row_blocks * col_groups, 1, run);
+      for_range(threads, tasks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t)
+          tiles(t, p0, pa, pb);
+      });
     }
   }
 }

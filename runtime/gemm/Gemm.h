@@ -19,7 +19,9 @@
 //     (decode-style products, where packing B would cost as much as the product);
 //   - otherwise packed, with the column and row blocks of each depth block split over the
 //     runtime's thread pool (the packing too). Edge tiles (m or n not a multiple of the tile)
-//     go through a scratch tile.
+//     go through a scratch tile. With B packed already (a constant) and A small enough, A is
+//     packed for every depth block at once and each thread runs all the depth blocks of its
+//     tiles (two pool loops per product).
 // Called from inside a parallel loop (a batch spread over the pool), one product runs on the
 // calling thread. Packing buffers belong to the calling thread and grow as needed.
 

@@ -159,7 +159,8 @@ TEST(Gemm, ColumnBlocksAndThreads) {
 }
 
 TEST(Gemm, ConstantBIsPackedOnceAndReused) {
-  // Every bucket, both layouts, padded rows, and n past one column block.
+  // Every bucket, both layouts, padded rows, n past one column block, and A packed whole or per
+  // depth block.
   std::mt19937 rng(16);
   for (const GemmKernels* K : runnable_kernels())
     for (bool t : {false, true}) {
@@ -169,6 +170,10 @@ TEST(Gemm, ConstantBIsPackedOnceAndReused) {
     }
   check(kernels(), {7, kNc + 19, 5, false}, true, rng, true);
   check(kernels(), {9, kNc + 3, 11, true}, true, rng, true);
+  // A packed for every depth block at once (it fits), and the product whose A does not.
+  check(kernels(), {97, 263, 3 * kKc + 5, false}, true, rng, true);
+  check(kernels(), {131, kNc + 7, kKc + 3, false}, true, rng, true);
+  check(kernels(), {1031, 67, 4 * kKc + 1, false}, true, rng, true);
 }
 
 TEST(Gemm, ConstantMemoryIsDeclaredOnce) {
