@@ -85,7 +85,7 @@ private:
   // their own, so nothing is fused across their boundaries.
   //
   // A guarded variant: when fusion needs a fact the prover leaves open (true at some shapes
-  // the where clauses allow, not at all), the block is compiled twice, fused under the fact
+  // the where clauses allow, false at others), the block is compiled twice, fused under the fact
   // and unfused without it, in an if on the fact that the host tests at run time. One fact per
   // block: the variants take no guard of their own.
   ir::Expr legalize_block(const ir::Block& body) {
@@ -103,17 +103,15 @@ private:
     ctx_.rollback(saved);
     summary_ = summary;
     if (pass_.fusion_log) pass_.fusion_log->decisions.resize(decisions);
+    const ir::Expr copy =
+        FreshVars().mutate(ir::Block::make(body.bindings, body.result, body.loc));
+    const ir::Block* variants[2] = {&body, copy.as<ir::Block>()};
     ir::Expr branches[2];
     size_t ops = 0;
     for (int k = 0; k < 2; ++k) {
       auto variant_scope = ctx_.open_scope();
       ctx_.enter_variant(*guard, k == 0);
-      if (k == 0) {
-        branches[k] = legalize_variant(body);
-      } else {
-        ir::Expr copy = FreshVars().mutate(ir::Block::make(body.bindings, body.result, body.loc));
-        branches[k] = legalize_variant(*copy.as<ir::Block>());
-      }
+      branches[k] = legalize_variant(*variants[k]);
       ctx_.leave_variant();
       ctx_.close_scope(std::move(variant_scope));
       if (!branches[k].defined()) return {};

@@ -48,23 +48,28 @@ sym::ProofResult FnContext::decide(const sym::Expr& predicate,
   if (const sym::BoolConst* b = p.as<sym::BoolConst>()) {
     if (b->value) return sym::ProofResult{sym::Verdict::Proved, {}, sym::ProofStage::Simplify, ""};
   }
-  if (assumptions.empty() && guards_.empty()) return pass_.prover.prove(p, facts_);
+  return prove(p, assumptions, true);
+}
+
+// Under the fn's facts, `assumptions` and (when `guarded`) the facts of the variants that hold.
+sym::ProofResult FnContext::prove(const sym::Expr& predicate,
+                                  const std::vector<sym::Expr>& assumptions, bool guarded) {
+  if (assumptions.empty() && (!guarded || !assumes_a_guard()))
+    return pass_.prover.prove(predicate, facts_);
   sym::Facts facts = facts_;
-  for (const sym::Expr& g : guards_)
-    facts.add(g);
+  for (const Variant& v : variants_)
+    if (guarded && v.holds) facts.add(v.fact);
   for (const sym::Expr& a : assumptions)
     facts.add(a);
-  return pass_.prover.prove(p, facts);
+  return pass_.prover.prove(predicate, facts);
 }
 
 std::string FnContext::outcome(const sym::Expr& predicate, const sym::ProofResult& result,
                                const std::vector<sym::Expr>& assumptions) {
-  if (result.verdict != sym::Verdict::Proved || guards_.empty()) return fusion_outcome(result);
-  std::vector<sym::Expr> guards;
-  guards.swap(guards_);
-  bool without = decide(predicate, assumptions).verdict == sym::Verdict::Proved;
-  guards_.swap(guards);
-  return without ? fusion_outcome(result) : "guarded at run time";
+  if (result.verdict != sym::Verdict::Proved || !assumes_a_guard()) return fusion_outcome(result);
+  bool unguarded = prove(sym::simplify(predicate), assumptions, false).verdict ==
+                   sym::Verdict::Proved;
+  return unguarded ? fusion_outcome(result) : "guarded at run time";
 }
 
 void FnContext::want_guard(const sym::Expr& fact) {
@@ -80,21 +85,25 @@ std::optional<sym::Expr> FnContext::take_wanted_guard() {
   return out;
 }
 
+bool FnContext::assumes_a_guard() const {
+  for (const Variant& v : variants_)
+    if (v.holds) return true;
+  return false;
+}
+
 void FnContext::enter_variant(const sym::Expr& fact, bool holds) {
-  variants_.emplace_back(sym::to_string(holds ? fact : sym::simplify(sym::logical_not(fact))),
-                         holds);
-  if (holds) guards_.push_back(fact);
+  variants_.push_back(Variant{fact, holds});
 }
 
 void FnContext::leave_variant() {
-  if (variants_.back().second) guards_.pop_back();
   variants_.pop_back();
 }
 
 std::string FnContext::variant() const {
   std::string out;
-  for (const auto& [label, holds] : variants_)
-    out += (out.empty() ? "" : ", ") + label;
+  for (const Variant& v : variants_)
+    out += (out.empty() ? "" : ", ") +
+           sym::to_string(v.holds ? v.fact : sym::simplify(sym::logical_not(v.fact)));
   return out;
 }
 

@@ -54,7 +54,7 @@ public:
   std::optional<symbolic::Expr> take_wanted_guard();
   void enter_variant(const symbolic::Expr& fact, bool holds);
   void leave_variant();
-  // The variants being legalized, for the fusion log: `B == P`, `not B == P`; empty outside.
+  // The variants being legalized, for the fusion log: `B == P` or `B != P`; empty outside.
   std::string variant() const;
 
   // A new var of `type`, named after `hint`.
@@ -107,6 +107,9 @@ public:
 
 private:
   std::string fresh_var_name(std::string_view hint);
+  symbolic::ProofResult prove(const symbolic::Expr& predicate,
+                              const std::vector<symbolic::Expr>& assumptions, bool guarded);
+  bool assumes_a_guard() const;
 
   ir::Module& out_;
   std::set<std::string>& taken_;
@@ -122,8 +125,11 @@ private:
   std::map<std::set<std::string>, ir::Expr> carriers_;
   std::vector<ir::Binding> inserted_;
   std::vector<std::string> names_taken_; // by this context, in order (for rollback)
-  std::vector<symbolic::Expr> guards_;   // the variant being legalized assumes these
-  std::vector<std::pair<std::string, bool>> variants_; // label, and whether it holds the fact
+  struct Variant {
+    symbolic::Expr fact;
+    bool holds; // the variant assumes the fact; otherwise it is the one where the fact fails
+  };
+  std::vector<Variant> variants_; // being legalized, outermost first
   bool guards_open_ = false;
   std::optional<symbolic::Expr> wanted_guard_;
 };

@@ -30,13 +30,14 @@ std::optional<ReshapeRemap> ReshapeRemap::make(const std::vector<sym::Expr>& sou
   for (const std::vector<sym::Expr>* shape : {&source, &view})
     for (const sym::Expr& d : *shape)
       nonempty.push_back(sym::le(sym::Expr(1), d));
-  std::string outcome; // of the last comparison `equal` proved
+  sym::ProofResult last; // of the last comparison `equal` made
+  std::string outcome;   // its word for the log
   auto equal = [&](const sym::Expr& a, const sym::Expr& b) {
     outcome = "proved";
     if (sym::simplify(a).same_as(sym::simplify(b))) return true;
-    sym::ProofResult same = ctx.decide(sym::eq(a, b), nonempty);
-    outcome = ctx.outcome(sym::eq(a, b), same, nonempty);
-    return same.verdict == sym::Verdict::Proved;
+    last = ctx.decide(sym::eq(a, b), nonempty);
+    outcome = ctx.outcome(sym::eq(a, b), last, nonempty);
+    return last.verdict == sym::Verdict::Proved;
   };
   size_t i = 0, j = 0;
   while (i < s.size() && j < v.size()) {
@@ -60,7 +61,7 @@ std::optional<ReshapeRemap> ReshapeRemap::make(const std::vector<sym::Expr>& sou
       sym::Expr same = sym::eq(ps, pv);
       if (fact)
         *fact = FusionFact{sym::to_string(same), "dims of the reshape that correspond",
-                           fusion_outcome(ctx.decide(same, nonempty))};
+                           fusion_outcome(last)};
       if (undecided) *undecided = same;
       return std::nullopt;
     }

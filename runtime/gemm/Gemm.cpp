@@ -111,6 +111,13 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
   float* scratch_b = prepacked ? nullptr
                               : packed_b_scratch.get(ceil_div(std::min(p.n, nc_max), nr) * nr * kKc);
 
+  if (whole_depth)
+    for_range(threads, a_panels * depth_blocks, 4, [&](int64_t b, int64_t e) {
+      for (int64_t q = b; q < e; ++q) {
+        const int64_t d = q / a_panels, panel = q % a_panels, p0 = d * kKc;
+        pack_a(p, mr, p0, std::min(kKc, p.k - p0), pa + d * a_block, panel, panel + 1);
+      }
+    });
   for (int64_t j0 = 0; j0 < p.n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, p.n - j0);
     const int64_t b_panels = ceil_div(nc, nr);
@@ -150,13 +157,6 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
     };
     const int64_t tasks = row_blocks * col_groups;
     if (whole_depth) {
-      if (j0 == 0)
-        for_range(threads, a_panels * depth_blocks, 4, [&](int64_t b, int64_t e) {
-          for (int64_t q = b; q < e; ++q) {
-            const int64_t d = q / a_panels, panel = q % a_panels, p0 = d * kKc;
-            pack_a(p, mr, p0, std::min(kKc, p.k - p0), pa + d * a_block, panel, panel + 1);
-          }
-        });
       for_range(threads, tasks, 1, [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t)
           for (int64_t d = 0; d < depth_blocks; ++d)
