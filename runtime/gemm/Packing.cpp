@@ -5,6 +5,10 @@
 
 namespace dsc::runtime::gemm {
 
+namespace {
+constexpr int64_t kFloatsPerLine = 64 / sizeof(float);
+}
+
 // Panels [begin, end) of B's rows [p0, p0 + kc) and columns [j0, j0 + nc) into `out`, NR
 // columns per panel (zeros past column nc).
 void pack_b(const Product& p, int64_t nr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
@@ -48,6 +52,11 @@ void pack_a(const Product& p, int64_t mr, int64_t p0, int64_t kc, float* out, in
         continue;
       }
       const float* src = p.a + row * p.lda + p0;
+      // A row's block is a stream of only kc floats, too short for the hardware prefetcher to
+      // get ahead of: fetch the block of the row after next while this one is copied.
+      if (row + 2 < p.m)
+        for (int64_t q = 0; q < kc; q += kFloatsPerLine)
+          __builtin_prefetch(src + 2 * p.lda + q);
       for (int64_t q = 0; q < kc; ++q)
         dst[q * mr + r] = src[q];
     }
