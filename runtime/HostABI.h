@@ -28,6 +28,8 @@ extern "C" {
 typedef struct dsc_call dsc_call;
 
 typedef void (*dsc_parallel_body)(void* context, int64_t begin, int64_t end);
+// A kernel of the kernel ABI above (backends/llvm/KernelCodegen.h): buffers, then symbol values.
+typedef void (*dsc_kernel_fn)(void* const* buffers, const int64_t* symbols);
 typedef int32_t (*dsc_host_function)(dsc_call* call, const DLTensor* const* inputs);
 
 // Runs body(context, b, e) over [0, n) split into chunks of at least `grain` iterations on the
@@ -96,6 +98,23 @@ void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int64_t batch,
 void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch, int64_t m,
                      int64_t n, int64_t k, int64_t a_batch_stride, int64_t b_batch_stride,
                      int64_t trans_b);
+
+// dsc_rt_gemm_f32 followed by an epilogue kernel over the product's rows: C is computed as by
+// dsc_rt_gemm_f32 and, as soon as a block of rows of C is final (all columns, all depth), the
+// GEMM calls `epilogue(buffers', symbols')` on that block, where buffers'[i] = buffers[i] +
+// row0 * row_bytes[i] (row_bytes[i] == 0: a buffer not indexed by row, passed as is) and
+// symbols' is `symbols` with symbols'[rows_slot] = the block's row count. Rows are those of C
+// viewed as (batch * m) x n. Every row gets exactly one call covering it, on whichever
+// thread finished it, while it is still in cache (n == 0 too: C has no elements, but its rows
+// are final); blocks are disjoint, so calls may run at once. A null epilogue is
+// dsc_rt_gemm_f32. num_buffers <= 16, num_symbols <= 64 and 0 <= rows_slot < num_symbols, which
+// the compiler guarantees: anything else is reported on stderr and aborts the process.
+void dsc_rt_gemm_f32_epilogue(const float* a, const float* bm, float* c, int64_t batch,
+                              int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
+                              int64_t b_batch_stride, int64_t trans_b, dsc_kernel_fn epilogue,
+                              void* const* buffers, const int64_t* row_bytes,
+                              int64_t num_buffers, const int64_t* symbols, int64_t num_symbols,
+                              int64_t rows_slot);
 
 /* ---- CUDA: functions whose manifest device is "cuda" (dscc build --target=cuda) ----
  *

@@ -24,10 +24,17 @@
 //     tiles (two pool loops per product).
 // Called from inside a parallel loop (a batch spread over the pool), one product runs on the
 // calling thread. Packing buffers belong to the calling thread and grow as needed.
+//
+// An epilogue (dsc_rt_gemm_f32_epilogue in runtime/HostABI.h: a compiled kernel over rows of C,
+// such as a bias and an activation) runs on each block of rows as soon as it is final, on the
+// thread that finished it, while the block is still in cache. On the packed path that is a row
+// block, once the last of its tasks is done (the tasks are those of a product without one);
+// the small-m path, which splits columns, and k == 0 run it once over all rows at the end.
 
 #include <cstdint>
 #include <string_view>
 
+#include "runtime/HostABI.h"
 #include "runtime/gemm/GemmKernels.h"
 
 namespace dsc::runtime::gemm {
@@ -48,6 +55,25 @@ struct Product {
   bool trans_b = false;
 };
 
+// A kernel over rows of the product's C (dsc_rt_gemm_f32_epilogue). Rows here are counted
+// from row_base, so that product i of a batch of m-row products (row_base = i * m) addresses
+// its rows of buffers that span the whole batch.
+struct Epilogue {
+  static constexpr int64_t kMaxBuffers = 16;
+  static constexpr int64_t kMaxSymbols = 64;
+  dsc_kernel_fn kernel = nullptr;
+  void* const* buffers = nullptr;
+  const int64_t* row_bytes = nullptr; // per buffer: bytes per row, 0 for one not indexed by row
+  int64_t num_buffers = 0;
+  const int64_t* symbols = nullptr;
+  int64_t num_symbols = 0;
+  int64_t rows_slot = 0; // the symbol that receives a call's row count
+  int64_t row_base = 0;
+
+  // Calls the kernel on rows [row0, row0 + rows) of this product.
+  void run(int64_t row0, int64_t rows) const;
+};
+
 // The kernels in use (CPU features and DSC_GEMM_ISA, decided on first use).
 const GemmKernels& kernels();
 // The kernels for `isa` ("avx512", "avx2", "generic"), or null when this CPU cannot run them
@@ -55,7 +81,8 @@ const GemmKernels& kernels();
 const GemmKernels* kernels_named(std::string_view isa);
 
 // Runs one product with `kernels`, on the runtime's pool unless `parallel` is false or the
-// caller is already inside a parallel loop.
-void multiply(const GemmKernels& kernels, const Product& p, bool parallel = true);
+// caller is already inside a parallel loop, then `epilogue` (when not null) over its rows.
+void multiply(const GemmKernels& kernels, const Product& p, bool parallel = true,
+              const Epilogue* epilogue = nullptr);
 
 } // namespace dsc::runtime::gemm

@@ -2,7 +2,8 @@
 // double-precision loops: sizes 1 to 300 with primes and sizes that are not multiples of the
 // tile, depths across several depth blocks, row strides wider than the matrix, the small-m
 // bucket and the packed one, on one thread and on the pool. The batched entry point
-// (dsc_rt_gemm_f32) shares MatmulTest's cases with the OpenBLAS route.
+// (dsc_rt_gemm_f32) shares MatmulTest's cases with the OpenBLAS route; its epilogue form
+// (dsc_rt_gemm_f32_epilogue) is checked here, on every path a product can take.
 
 #include "runtime/gemm/Gemm.h"
 
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/HostABI.h"
 #include "runtime/dsc_runtime.h"
 
 namespace dsc::runtime::gemm {
@@ -236,6 +238,217 @@ TEST(Gemm, EmptyDepthZeroesC) {
   multiply(kernels(), p);
   for (float v : c)
     EXPECT_EQ(v, 0.0f);
+}
+
+// The epilogue of the tests, a kernel of the kernel ABI: over its block of rows, C = C * 2 +
+// bias + res (bias one row for all, res one row per row of C), and calls[row] += symbols[2]
+// for each of its rows. buffers: C, bias, res, calls (int64); symbols: n, the block's rows (the
+// slot the GEMM fills), and 1, which must come through unchanged for the count to be 1.
+void scale_bias_residual(void* const* buffers, const int64_t* symbols) {
+  float* c = static_cast<float*>(buffers[0]);
+  const float* bias = static_cast<const float*>(buffers[1]);
+  const float* res = static_cast<const float*>(buffers[2]);
+  int64_t* calls = static_cast<int64_t*>(buffers[3]);
+  const int64_t n = symbols[0], rows = symbols[1];
+  for (int64_t i = 0; i < rows; ++i) {
+    calls[i] += symbols[2];
+    for (int64_t j = 0; j < n; ++j)
+      c[i * n + j] = c[i * n + j] * 2.0f + bias[j] + res[i * n + j];
+  }
+}
+
+struct EpilogueCase {
+  int64_t batch, m, n, k;
+  bool trans_b;
+  bool batched_b = false; // each product its own B; else one B for the batch (folded into one)
+};
+
+std::string describe(const EpilogueCase& s, int threads, bool constant) {
+  return "batch=" + std::to_string(s.batch) + " m=" + std::to_string(s.m) +
+         " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+         (s.trans_b ? " (B transposed)" : "") + (s.batched_b ? " (B per product)" : "") +
+         " threads=" + std::to_string(threads) + (constant ? " (B constant)" : "");
+}
+
+// Runs dsc_rt_gemm_f32_epilogue with scale_bias_residual on `threads` threads (with `K`,
+// through multiply instead, when given: one product) and compares every element of C, and
+// that every row got exactly one call. With `constant`, B is declared constant memory first;
+// the product runs twice then (packing B, then from the pack).
+void check_epilogue(const EpilogueCase& s, int threads, std::mt19937& rng, bool constant = false,
+                    const GemmKernels* K = nullptr) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  const int64_t rows = s.batch * s.m, bs = s.batched_b ? s.batch : 1;
+  std::vector<float> a(static_cast<size_t>(rows * s.k)), b(static_cast<size_t>(bs * s.k * s.n));
+  std::vector<float> bias(static_cast<size_t>(s.n)), res(static_cast<size_t>(rows * s.n));
+  for (std::vector<float>* v : {&a, &b, &bias, &res})
+    for (float& x : *v) x = d(rng);
+  std::vector<float> c(static_cast<size_t>(rows * s.n));
+  std::vector<int64_t> calls(static_cast<size_t>(rows));
+  void* const buffers[] = {c.data(), bias.data(), res.data(), calls.data()};
+  const int64_t row_bytes[] = {s.n * int64_t(sizeof(float)), 0, s.n * int64_t(sizeof(float)),
+                               int64_t(sizeof(int64_t))};
+  const int64_t symbols[] = {s.n, -1, 1};
+  const std::string what = describe(s, threads, constant);
+  std::string error;
+  if (constant) {
+    ASSERT_TRUE(declare_constant(b.data(), b.size() * sizeof(float), &error)) << error;
+  }
+  const size_t packs = constant_pack_count();
+  // One run and its comparison; a failed assertion returns from it, not from the test, so that
+  // the thread count and the constant memory are restored.
+  auto run_and_compare = [&](int round) {
+    std::fill(c.begin(), c.end(), std::nanf(""));
+    std::fill(calls.begin(), calls.end(), 0);
+    if (K) {
+      ASSERT_EQ(s.batch, 1);
+      Product p;
+      p.a = a.data();
+      p.b = b.data();
+      p.c = c.data();
+      p.m = s.m;
+      p.n = s.n;
+      p.k = s.k;
+      p.lda = s.k;
+      p.ldb = s.trans_b ? s.k : s.n;
+      p.ldc = s.n;
+      p.trans_b = s.trans_b;
+      Epilogue e;
+      e.kernel = scale_bias_residual;
+      e.buffers = buffers;
+      e.row_bytes = row_bytes;
+      e.num_buffers = 4;
+      e.symbols = symbols;
+      e.num_symbols = 3;
+      e.rows_slot = 1;
+      multiply(*K, p, true, &e);
+    } else {
+      dsc_rt_gemm_f32_epilogue(a.data(), b.data(), c.data(), s.batch, s.m, s.n, s.k, s.m * s.k,
+                               s.batched_b ? s.k * s.n : 0, s.trans_b, scale_bias_residual,
+                               buffers, row_bytes, 4, symbols, 3, 1);
+    }
+    if (constant) {
+      EXPECT_EQ(constant_pack_count(), packs + 1) << what;
+    }
+    std::vector<double> row(static_cast<size_t>(s.n));
+    for (int64_t r = 0; r < rows; ++r) {
+      ASSERT_EQ(calls[r], 1) << what << ": calls covering row " << r << " (round " << round << ")";
+      // Row r of the product: row r % m of product r / m.
+      const float* ar = a.data() + r * s.k;
+      const float* bp = b.data() + (s.batched_b ? r / s.m * s.k * s.n : 0);
+      std::fill(row.begin(), row.end(), 0.0);
+      if (s.trans_b) {
+        for (int64_t j = 0; j < s.n; ++j)
+          for (int64_t q = 0; q < s.k; ++q)
+            row[j] += double(ar[q]) * bp[j * s.k + q];
+      } else {
+        for (int64_t q = 0; q < s.k; ++q)
+          for (int64_t j = 0; j < s.n; ++j)
+            row[j] += double(ar[q]) * bp[q * s.n + j];
+      }
+      for (int64_t j = 0; j < s.n; ++j) {
+        const double want = row[j] * 2 + bias[j] + res[r * s.n + j];
+        ASSERT_NEAR(c[r * s.n + j], want, 4e-6 * static_cast<double>(s.k + 1) + 1e-6)
+            << what << " at [" << r << ", " << j << "] (round " << round << ")";
+      }
+    }
+  };
+  dsc_set_num_threads(threads);
+  for (int round = 0; round < (constant ? 2 : 1) && !::testing::Test::HasFatalFailure(); ++round)
+    run_and_compare(round);
+  dsc_set_num_threads(0);
+  if (constant) {
+    EXPECT_TRUE(release_constant(b.data()));
+    EXPECT_EQ(constant_pack_count(), packs);
+  }
+}
+
+TEST(GemmEpilogue, EveryRowOnceOnEveryPath) {
+  // The small-m bucket (m <= kSmallM), the packed one with edge tiles in m and n, primes, k = 0,
+  // depths across several depth blocks, n past one column block, both layouts of B; one
+  // product, a batch folded into one product (one B), and products with their own B, small
+  // enough to run one per thread or large enough to split; thread counts that do and do not
+  // divide the row blocks.
+  std::mt19937 rng(18);
+  const EpilogueCase cases[] = {
+      // small m
+      {1, 1, 33, 61, false}, {1, 5, 257, 700, false}, {1, 16, 61, 300, false},
+      // packed: edge tiles, several depth blocks, primes, n past one column block
+      {1, 17, 33, 61, false}, {1, 97, 257, 700, false}, {1, 300, 61, 257, false},
+      {1, 131, 263, 269, false}, {1, 29, 31, 37, false}, {1, 20, kNc + 37, 9, false},
+      // k = 0
+      {1, 5, 33, 0, false}, {1, 97, 61, 0, false}, {3, 7, 61, 0, false},
+      // a batch folded into one product
+      {3, 5, 33, 61, false}, {3, 40, 61, 300, false},
+      // products with their own B: one per thread, whole, or each split over the pool
+      {2, 1, 19, 7, false, true}, {2, 17, 33, 61, false, true}, {2, 5, 61, 257, false, true},
+      {4, 16, 64, 64, false, true}, {4, 20, 61, 53, false, true}, {2, 200, 257, 300, false, true},
+  };
+  for (int threads : {1, 2, 3})
+    for (EpilogueCase s : cases)
+      for (bool t : {false, true}) {
+        s.trans_b = t;
+        check_epilogue(s, threads, rng);
+      }
+}
+
+TEST(GemmEpilogue, LargeProduct) {
+  // BERT's feed-forward shape: many row blocks, the pool's tasks all whole rows.
+  std::mt19937 rng(19);
+  check_epilogue({1, 1024, 3072, 768, false}, 2, rng);
+}
+
+TEST(GemmEpilogue, EmptyRowsStillRunTheEpilogue) {
+  // n == 0: C has no elements, but every row is final and gets its call.
+  std::mt19937 rng(20);
+  for (int threads : {1, 2}) {
+    check_epilogue({1, 5, 0, 7, false}, threads, rng);
+    check_epilogue({2, 3, 0, 4, false, true}, threads, rng);
+    check_epilogue({3, 20, 0, 4, true}, threads, rng);
+  }
+}
+
+TEST(GemmEpilogue, ConstantB) {
+  // B declared constant: the packed path for every m, with A packed whole (below
+  // kWholeDepthFloats) and per depth block (above it), one product and a folded batch.
+  std::mt19937 rng(21);
+  for (int threads : {1, 2})
+    for (bool t : {false, true}) {
+      check_epilogue({1, 5, 37, 300, t}, threads, rng, true);
+      check_epilogue({1, 97, 263, 3 * kKc + 5, t}, threads, rng, true);
+      check_epilogue({3, 40, 61, 300, t}, threads, rng, true);
+      check_epilogue({1, 1031, 67, 4 * kKc + 1, t}, threads, rng, true);
+    }
+}
+
+TEST(GemmEpilogue, EveryInstructionSet) {
+  // Tiles of every height split the rows differently among tasks.
+  std::mt19937 rng(22);
+  for (const GemmKernels* K : runnable_kernels())
+    for (int threads : {1, 2}) {
+      check_epilogue({1, 97, 61, 300, false}, threads, rng, false, K);
+      check_epilogue({1, 300, 33, 700, true}, threads, rng, false, K);
+      check_epilogue({1, 9, 33, 61, false}, threads, rng, false, K);
+      check_epilogue({1, 101, 53, 2 * kKc + 1, true}, threads, rng, true, K);
+    }
+}
+
+// Arrays past the limits would overrun Epilogue::run's own; the compiler never passes them, so
+// they are a bug that stops the process with a message rather than an error to return.
+TEST(GemmEpilogueDeathTest, LimitsAbort) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  float a = 1, b = 1, c = 0;
+  void* buffers[17] = {};
+  const int64_t row_bytes[17] = {};
+  const int64_t symbols[65] = {};
+  EXPECT_DEATH(dsc_rt_gemm_f32_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 1, 0, scale_bias_residual,
+                                        buffers, row_bytes, 17, symbols, 3, 1),
+               "17 buffers");
+  EXPECT_DEATH(dsc_rt_gemm_f32_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 1, 0, scale_bias_residual,
+                                        buffers, row_bytes, 4, symbols, 65, 1),
+               "65 symbols");
+  EXPECT_DEATH(dsc_rt_gemm_f32_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 1, 0, scale_bias_residual,
+                                        buffers, row_bytes, 4, symbols, 3, 3),
+               "rows_slot 3");
 }
 
 } // namespace
