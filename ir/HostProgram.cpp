@@ -66,6 +66,11 @@ void print_steps(std::ostream& os, const std::vector<HostStep>& steps, int depth
     for (size_t i = 0; i < s.buffers.size(); ++i) os << (i ? ", %" : "%") << s.buffers[i];
     for (size_t i = 0; i < s.ints.size(); ++i)
       os << (i || !s.buffers.empty() ? ", " : "") << symbolic::to_string(s.ints[i]);
+    if (!s.epilogue.empty()) {
+      os << ") epilogue " << s.epilogue << "(";
+      for (size_t i = 0; i < s.epilogue_ints.size(); ++i)
+        os << (i ? ", " : "") << symbolic::to_string(s.epilogue_ints[i]);
+    }
     if (s.kind != HostStep::Kind::If) {
       os << ")\n";
       continue;

@@ -84,6 +84,11 @@ struct HostStep {
   // Kernel: values of prim_signature_symbols(callee), in order.
   // Library: the routine's scalar arguments (its scalar_args).
   std::vector<symbolic::Expr> ints;
+  // Library with an epilogue (ir/LibraryRoutine.h): the prim the routine runs on each finished
+  // block of rows, and the values of its symbols (its row count's: all the rows). `buffers`
+  // are then the operands, the epilogue's inputs, and the result.
+  std::string epilogue;
+  std::vector<symbolic::Expr> epilogue_ints;
   std::vector<HostStep> then_steps, else_steps; // If
   std::vector<HostStep> cond_steps, body_steps; // Loop
   std::string location;                         // If, Bind, Loop, Check: "model.dsc:3:9"

@@ -23,12 +23,37 @@ struct LibraryRoutine {
   const char* symbol;           // "blas.sgemm"
   TargetKind target;            // the target kind that offers it
   const char* runtime_function; // the runtime entry point the host code calls
+  const char* epilogue_function; // the entry point of a call with an epilogue, or null
   int buffers;                  // operands then results
   int scalars;                  // int64 arguments after the buffers
   DType dtype;                  // of every buffer
   ScalarArgsFn scalar_args;
   const char* summary;
 };
+
+// An epilogue (`extern fn ... = "symbol" epilogue PRIM`, for a routine with an
+// epilogue_function) is a prim over a block of rows of the routine's result, which the routine
+// calls once per block, in place, as soon as the block is final:
+//   - its inputs are the extern's parameters after the first two (the operands), with their
+//     dtypes, viewed as the prim declares them;
+//   - its one output is the result, viewed as a matrix [R, N] whose first dim is a plain symbol
+//     R, the block's row count (the routine passes it);
+//   - an input is indexed by row when its first dim is R (the routine offsets it to the block),
+//     else it is read whole (a bias over the columns); R appears in no other dim;
+//   - at most kMaxEpilogueBuffers buffers and kMaxEpilogueSymbols symbols (the runtime's
+//     limits, runtime/HostABI.h).
+// The prim reads the result where it writes it (the routine's values, then its own).
+constexpr size_t kMaxEpilogueBuffers = 16;
+constexpr size_t kMaxEpilogueSymbols = 64;
+
+struct ExternFunc;
+struct PrimFunc;
+
+// Why `prim` cannot be `ext`'s epilogue, or empty when it can.
+std::string epilogue_mismatch(const ExternFunc& ext, const PrimFunc& prim);
+
+// The row-count symbol R of an epilogue (the first dim of its output).
+std::string epilogue_rows_symbol(const PrimFunc& epilogue);
 
 // The routine bound to `symbol`, or null.
 const LibraryRoutine* find_library_routine(std::string_view symbol);

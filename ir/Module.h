@@ -73,6 +73,9 @@ struct ExternFunc : RefCounted {
   Type ret_type;
   std::vector<WhereClause> where;
   std::string symbol; // "blas.sgemm"
+  // A prim the routine runs on each finished block of rows of its result, or empty
+  // (ir/LibraryRoutine.h: epilogue_mismatch says what it must look like).
+  std::string epilogue;
   SourceLoc loc;
 };
 

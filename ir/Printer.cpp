@@ -837,10 +837,12 @@ void print_extern_to(std::string& out, const ExternFunc& e) {
   }
   out += ")";
   if (!e.ret_type.is_unknown()) out += " -> " + TypePrinter(false).type(e.ret_type);
+  std::string binding = quote(e.symbol);
+  if (!e.epilogue.empty()) binding += " epilogue " + e.epilogue;
   if (e.where.empty()) {
-    out += " = " + quote(e.symbol) + "\n";
+    out += " = " + binding + "\n";
   } else {
-    out += "\n  where " + where_text(e.where) + "\n  = " + quote(e.symbol) + "\n";
+    out += "\n  where " + where_text(e.where) + "\n  = " + binding + "\n";
   }
 }
 

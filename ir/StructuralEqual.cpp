@@ -130,7 +130,8 @@ public:
   }
 
   bool ext(const ExternFunc& a, const ExternFunc& b) {
-    if (a.name != b.name || a.symbol != b.symbol || a.params.size() != b.params.size())
+    if (a.name != b.name || a.symbol != b.symbol || a.epilogue != b.epilogue ||
+        a.params.size() != b.params.size())
       return false;
     for (size_t i = 0; i < a.params.size(); ++i)
       if (!param(a.params[i], b.params[i])) return false;
@@ -429,6 +430,7 @@ private:
   void ext(const ExternFunc& e) {
     str(e.name);
     str(e.symbol);
+    str(e.epilogue);
     mix(e.params.size());
     for (const VarRef& p : e.params)
       param(p);

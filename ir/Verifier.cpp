@@ -484,8 +484,14 @@ private:
   std::vector<Scope> scopes_;
 };
 
-void verify_extern(const ExternFunc& e, Reporter& r) {
+void verify_extern(const ExternFunc& e, const Module& m, Reporter& r) {
   if (e.symbol.empty()) r.error("no library symbol");
+  if (!e.epilogue.empty()) {
+    Ref<PrimFunc> epilogue = m.prim(e.epilogue);
+    if (!epilogue) r.error("epilogue '" + e.epilogue + "' is no prim of the module");
+    else if (std::string why = epilogue_mismatch(e, *epilogue); !why.empty())
+      r.error("epilogue '" + e.epilogue + "': " + why);
+  }
   std::unordered_set<const Var*> seen;
   for (const VarRef& p : e.params) {
     if (!p.defined()) {
@@ -522,7 +528,7 @@ std::vector<std::string> verify(const Module& m, const VerifyOptions& options) {
       PrimVerifier(r, options.target).prim(*d.prim);
     } else {
       Reporter r(errors, "extern " + d.ext->name);
-      verify_extern(*d.ext, r);
+      verify_extern(*d.ext, m, r);
     }
   }
   return errors;
@@ -560,11 +566,18 @@ std::vector<std::string> verify(const HostProgram& p, const Module& m, bool plan
     }
     case HostStep::Kind::Library: {
       const LibraryRoutine* r = find_library_routine(s.callee);
+      Ref<PrimFunc> epilogue = s.epilogue.empty() ? nullptr : m.prim(s.epilogue);
+      const size_t epilogue_inputs = epilogue ? epilogue->inputs.size() : 0;
       if (!r) error(which + " calls library routine '" + s.callee + "', which does not exist");
-      else if (static_cast<int>(s.buffers.size()) != r->buffers ||
+      else if (s.buffers.size() != static_cast<size_t>(r->buffers) + epilogue_inputs ||
                static_cast<int>(s.ints.size()) != r->scalars)
         error(which + " passes " + std::to_string(s.buffers.size()) + " buffers and " +
               std::to_string(s.ints.size()) + " scalars to " + s.callee);
+      if (!s.epilogue.empty() && !epilogue)
+        error(which + " has epilogue '" + s.epilogue + "', which is not a prim of the module");
+      else if (epilogue && s.epilogue_ints.size() != prim_signature_symbols(*epilogue).size())
+        error(which + " passes " + std::to_string(s.epilogue_ints.size()) +
+              " symbols to epilogue '" + s.epilogue + "'");
       break;
     }
     case HostStep::Kind::Copy:

@@ -199,6 +199,7 @@ struct Decl {
   std::unique_ptr<Block> body; // Fn, Prim
   std::string symbol;          // Extern: "blas.sgemm"
   SourceLoc symbol_loc;
+  Ident epilogue;              // Extern: the prim the routine runs on finished rows, if any
 };
 
 struct Module {

@@ -324,6 +324,21 @@ extern_decl:
       $$->symbol = std::move($11);
       $$->symbol_loc = @11.begin;
     }
+  | "extern" "fn" Ident "(" params ")" "->" type where_opt "=" String Ident Ident {
+      // `= "dsc.sgemm" epilogue PRIM`: the routine calls PRIM on each block of rows it finishes
+      // (a matmul's fused epilogue); `epilogue` is a word here, not a keyword.
+      $$ = make_decl(ast::DeclKind::Extern, @1, std::move($3), @3);
+      $$->params = std::move($5);
+      $$->has_ret = true;
+      $$->ret = std::move($8);
+      $$->where = std::move($9);
+      $$->symbol = std::move($11);
+      $$->symbol_loc = @11.begin;
+      if ($12 != "epilogue")
+        drv.diags().error(@12.begin, "expected `epilogue PRIM` after the routine's name, found `" +
+                                         $12 + "`");
+      $$->epilogue = ast::Ident{std::move($13), @13.begin};
+    }
   ;
 
 params:

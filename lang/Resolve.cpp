@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/LibraryRoutine.h"
 #include "lang/Dims.h"
 #include "lang/ResolvePrim.h"
 #include "symbolic/Eval.h"
@@ -467,6 +468,7 @@ Ref<ir::ExternFunc> GraphResolver::external(const ast::Decl& d) {
   ext->name = d.name.name;
   ext->loc = d.loc;
   ext->symbol = d.symbol;
+  ext->epilogue = d.epilogue.name;
   std::vector<ir::Expr> defaults;
   bool ok = params(d.params, /*allow_defaults=*/false, ext->params, defaults);
   std::optional<Type> ret = type(d.ret, TypeUse::Return, d.name.name);
@@ -1037,6 +1039,28 @@ const char* decl_kind_name(const ast::Decl& d) {
 
 } // namespace
 
+namespace {
+
+// Each extern's epilogue names a prim of the module that fits it (ir/LibraryRoutine.h).
+void check_epilogues(const ast::Module& module, const ir::Module& out, DiagnosticEngine& diags) {
+  for (const ast::Decl& d : module.decls) {
+    if (d.kind != ast::DeclKind::Extern || d.epilogue.name.empty()) continue;
+    Ref<ir::ExternFunc> ext = out.ext(d.name.name);
+    if (!ext) continue; // not resolved: reported already
+    Ref<ir::PrimFunc> prim = out.prim(d.epilogue.name);
+    if (!prim) {
+      diags.error(d.epilogue.loc, "the epilogue '" + d.epilogue.name + "' of extern '" +
+                                      d.name.name + "' is not a prim of this module");
+      continue;
+    }
+    if (std::string why = ir::epilogue_mismatch(*ext, *prim); !why.empty())
+      diags.error(d.epilogue.loc, "prim '" + d.epilogue.name + "' cannot be the epilogue of '" +
+                                      d.name.name + "': " + why);
+  }
+}
+
+} // namespace
+
 std::optional<ir::Module> resolve_module(const ast::Module& module, const ImportedModules& imports,
                                          DiagnosticEngine& diags,
                                          std::vector<std::string>* unresolved) {
@@ -1080,6 +1104,7 @@ std::optional<ir::Module> resolve_module(const ast::Module& module, const Import
     }
     if (unresolved && out.decls.size() == decls_before) unresolved->push_back(d.name.name);
   }
+  check_epilogues(module, out, diags);
   if (unresolved) {
     unresolved->insert(unresolved->end(), module.dropped.begin(), module.dropped.end());
     return out;

@@ -352,6 +352,9 @@ public:
     d.fn = f_.name;
     d.variant = ctx_.variant();
     d.kernel = call ? call->callee : "";
+    // A library call with an epilogue is logged as the epilogue's kernel, which the routine runs.
+    if (Ref<ir::ExternFunc> ext = call ? ctx_.module().ext(call->callee) : nullptr)
+      if (!ext->epilogue.empty()) d.kernel = ext->epilogue;
     d.kind = kind;
     d.ops = item.ops;
     d.facts = item.facts;
@@ -359,9 +362,12 @@ public:
   }
 
   // elementwise (elementwise and broadcast ops), injective (with layout ops), reduction (a
-  // reduction with its producers), stitched (reductions and maps row by row).
+  // reduction with its producers), stitched (reductions and maps row by row), epilogue of a
+  // routine (a library call that runs a map on the rows it finishes).
   static std::string kernel_kind(const lowering::FnItem& item) {
     using Kind = lowering::ComputeDesc::Kind;
+    if (item.desc->kind == Kind::Library && item.desc->library.epilogue)
+      return "epilogue of " + item.desc->library.routine;
     if (item.desc->kind == Kind::Stitch) return "stitched";
     if (item.desc->kind == Kind::Reduce) return "reduction";
     for (const FusedOp& op : item.ops) {

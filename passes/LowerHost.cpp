@@ -273,7 +273,11 @@ private:
       if (!routine || !ctx_.target.offers(ext->symbol))
         return fail(call.loc, "no " + std::string(ir::target_kind_name(ctx_.target.kind)) +
                                   " implementation of extern symbol \"" + ext->symbol + "\"");
-      return lower_library_call(call, *routine, args, type, name);
+      Ref<ir::PrimFunc> epilogue = ext->epilogue.empty() ? nullptr : m_.prim(ext->epilogue);
+      if (!ext->epilogue.empty() && !epilogue)
+        return fail(call.loc, "the epilogue '" + ext->epilogue + "' of '" + ext->name +
+                                  "' is not a prim of the module");
+      return lower_library_call(call, *routine, args, type, name, epilogue.get());
     }
     return fail(call.loc, "'" + call.callee + "' was not legalized (is it a primitive op the CPU "
                                               "backend does not support yet?)");
@@ -594,29 +598,74 @@ private:
     return outs;
   }
 
+  // With an epilogue, the extern's parameters after the operands are the epilogue's inputs:
+  // the step's buffers are the operands, those inputs, then the result, and the routine's
+  // scalars come from the operands and the result alone.
   std::optional<std::vector<int>> lower_library_call(const ir::Call& call,
                                                      const ir::LibraryRoutine& routine,
                                                      const std::vector<int>& args,
-                                                     const ir::Type& type, const std::string& name) {
+                                                     const ir::Type& type, const std::string& name,
+                                                     const ir::PrimFunc* epilogue) {
     std::vector<int> outs = new_results(type, name);
     std::vector<int> buffers = args;
     buffers.insert(buffers.end(), outs.begin(), outs.end());
-    if (static_cast<int>(buffers.size()) != routine.buffers)
+    const size_t epilogue_inputs = epilogue ? epilogue->inputs.size() : 0;
+    if (buffers.size() != static_cast<size_t>(routine.buffers) + epilogue_inputs)
       return fail(call.loc, std::string(routine.symbol) + " takes " +
-                                std::to_string(routine.buffers) + " operands and results; '" +
-                                call.callee + "' has " + std::to_string(buffers.size()));
+                                std::to_string(routine.buffers + epilogue_inputs) +
+                                " operands, epilogue inputs and results; '" + call.callee +
+                                "' has " + std::to_string(buffers.size()));
     std::vector<std::vector<Expr>> shapes;
-    for (int id : buffers) shapes.push_back(p_.buffers[id].shape);
+    for (size_t j = 0; j < buffers.size(); ++j)
+      if (j < 2 || j + outs.size() >= buffers.size()) shapes.push_back(p_.buffers[buffers[j]].shape);
     std::string error;
     std::optional<std::vector<Expr>> ints = routine.scalar_args(shapes, &error);
     if (!ints) return fail(call.loc, error);
     HostStep step;
     step.kind = HostStep::Kind::Library;
     step.callee = routine.symbol;
+    if (epilogue) {
+      std::optional<std::vector<Expr>> symbols =
+          epilogue_symbols(call, *epilogue, buffers, symbolic::simplify((*ints)[0] * (*ints)[1]));
+      if (!symbols) return std::nullopt;
+      step.epilogue = epilogue->name;
+      step.epilogue_ints = std::move(*symbols);
+    }
     step.buffers = std::move(buffers);
     step.ints = std::move(*ints);
     p_.steps.push_back(std::move(step));
     return outs;
+  }
+
+  // The values of an epilogue's symbols (ir::prim_signature_symbols): its row count is all
+  // the rows (the routine passes each block's own), and every other symbol is matched in its
+  // buffers' dims aligned from the last (they view the values passed as matrices and rows),
+  // or is one of the fn's.
+  std::optional<std::vector<Expr>> epilogue_symbols(const ir::Call& call,
+                                                    const ir::PrimFunc& epilogue,
+                                                    const std::vector<int>& buffers,
+                                                    const Expr& rows) {
+    std::map<std::string, Expr> subst;
+    subst.emplace(ir::epilogue_rows_symbol(epilogue), rows);
+    auto match = [&](const ir::Buffer& formal, int actual) {
+      const std::vector<Expr>& shape = p_.buffers[actual].shape;
+      for (size_t i = 1; i <= formal.shape.size() && i <= shape.size(); ++i)
+        if (const auto* s = formal.shape[formal.shape.size() - i].as<symbolic::Sym>())
+          subst.emplace(s->name, shape[shape.size() - i]);
+    };
+    for (size_t k = 0; k < epilogue.inputs.size(); ++k) match(epilogue.inputs[k], buffers[2 + k]);
+    match(epilogue.outputs[0], buffers.back());
+    std::vector<Expr> values;
+    for (const std::string& s : ir::prim_signature_symbols(epilogue)) {
+      auto it = subst.find(s);
+      if (it == subst.end() && bound_.count(s)) it = subst.emplace(s, symbolic::sym(s)).first;
+      if (it == subst.end())
+        return fail(call.loc, "symbol '" + s + "' of epilogue '" + epilogue.name +
+                                  "' is neither a dim of its buffers nor a symbol of '" +
+                                  fn_.name + "'");
+      values.push_back(it->second);
+    }
+    return values;
   }
 
   bool lower_result(const ir::Expr& result) {

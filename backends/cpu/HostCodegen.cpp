@@ -651,16 +651,22 @@ private:
       emit_kernel_launch(s, symbols, buffers, signature.size(), ints, what);
       return;
     }
-    const std::string symbol = kernel_(s.callee);
+    llvm::Function* kernel = kernel_function(s.callee);
+    if (!kernel) {
+      fail(what + ": it has no compiled kernel");
+      return;
+    }
+    b_.CreateCall(llvm::FunctionCallee(kernel->getFunctionType(), kernel), {buffers, ints});
+  }
+
+  // The compiled kernel of prim `name` (declared here, defined by the kernels' module), or null.
+  llvm::Function* kernel_function(const std::string& name) {
+    const std::string symbol = kernel_(name);
     llvm::FunctionType* kernel_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr_, ptr_}, false);
     llvm::Function* kernel = symbol.empty() ? nullptr : out_.getFunction(symbol);
     if (!kernel && !symbol.empty())
       kernel = llvm::Function::Create(kernel_type, llvm::Function::ExternalLinkage, symbol, out_);
-    if (!kernel || kernel->getFunctionType() != kernel_type) {
-      fail(what + ": it has no compiled kernel");
-      return;
-    }
-    b_.CreateCall(llvm::FunctionCallee(kernel_type, kernel), {buffers, ints});
+    return kernel && kernel->getFunctionType() == kernel_type ? kernel : nullptr;
   }
 
   // dsc_rt_cuda_launch(call, module, kernel, grid, block, 0, buffers, n, symbols, n), its grid
@@ -699,6 +705,10 @@ private:
       fail(what + ": the " + ir::target_kind_name(device) + " target has no such routine");
       return;
     }
+    if (!s.epilogue.empty()) {
+      emit_library_call_with_epilogue(s, *routine, what);
+      return;
+    }
     if (!step_buffers(s, static_cast<size_t>(routine->buffers), what)) return;
     for (int id : s.buffers) {
       if (buffer(id).dtype != routine->dtype) {
@@ -734,6 +744,82 @@ private:
     llvm::Value* status = b_.CreateCall(runtime(routine->runtime_function, i32_, types), args);
     guard(
         b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "library");
+  }
+
+  // epilogue_function(operand and result pointers, the routine's scalars, then the epilogue:
+  // its kernel, its buffers (its inputs, then the result) at row 0, each one's bytes per row
+  // (0: read whole), its symbols' values, and the slot of its row count), as
+  // runtime/HostABI.h's dsc_rt_gemm_f32_epilogue takes them.
+  void emit_library_call_with_epilogue(const ir::HostStep& s, const ir::LibraryRoutine& routine,
+                                       const std::string& what) {
+    Ref<ir::PrimFunc> prim = m_.prim(s.epilogue);
+    if (gpu_ || !routine.epilogue_function || !prim) {
+      fail(what + ": its epilogue '" + s.epilogue + "' has no CPU kernel to run");
+      return;
+    }
+    const size_t inputs = prim->inputs.size();
+    if (!step_buffers(s, static_cast<size_t>(routine.buffers) + inputs, what)) return;
+    const std::vector<std::string> symbols = ir::prim_signature_symbols(*prim);
+    const std::string rows = ir::epilogue_rows_symbol(*prim);
+    auto slot = std::find(symbols.begin(), symbols.end(), rows);
+    if (rows.empty() || slot == symbols.end() || s.epilogue_ints.size() != symbols.size() ||
+        s.ints.size() != static_cast<size_t>(routine.scalars)) {
+      fail(what + ": its epilogue '" + s.epilogue + "' does not fit the step");
+      return;
+    }
+    std::vector<const ir::Buffer*> formals;
+    std::vector<int> actuals;
+    for (size_t k = 0; k < inputs; ++k) {
+      formals.push_back(&prim->inputs[k]);
+      actuals.push_back(s.buffers[2 + k]);
+    }
+    formals.push_back(&prim->outputs[0]);
+    actuals.push_back(s.buffers.back());
+    for (size_t j = 0; j < formals.size(); ++j)
+      if (buffer(actuals[j]).dtype != formals[j]->dtype) {
+        fail(what + ": " + describe(buffer(actuals[j]), actuals[j]) + " is " +
+             ir::dtype_name(buffer(actuals[j]).dtype) + ", but epilogue buffer '" +
+             formals[j]->name + "' is " + ir::dtype_name(formals[j]->dtype));
+        return;
+      }
+    std::map<std::string, symbolic::Expr> values;
+    for (size_t j = 0; j < symbols.size(); ++j) values[symbols[j]] = s.epilogue_ints[j];
+    llvm::Value* pointers = stack_array(ptr_, formals.size(), s.epilogue + ".buffers");
+    llvm::Value* row_bytes = stack_array(i64_, formals.size(), s.epilogue + ".row_bytes");
+    for (size_t j = 0; j < formals.size(); ++j) {
+      b_.CreateStore(pointer(actuals[j]), b_.CreateConstInBoundsGEP1_64(ptr_, pointers, j));
+      const std::vector<symbolic::Expr>& shape = formals[j]->shape;
+      symbolic::Expr bytes = 0; // a buffer not indexed by row is passed whole
+      if (!shape.empty() && shape[0].same_as(prim->outputs[0].shape[0])) {
+        bytes = element_bytes(formals[j]->dtype);
+        for (size_t a = 1; a < shape.size(); ++a) bytes = bytes * shape[a];
+      }
+      b_.CreateStore(eval(ir::substitute(bytes, values), "the row size of " + formals[j]->name),
+                     b_.CreateConstInBoundsGEP1_64(i64_, row_bytes, j));
+    }
+    llvm::Value* ints = stack_array(i64_, symbols.size(), s.epilogue + ".symbols");
+    for (size_t j = 0; j < symbols.size(); ++j)
+      b_.CreateStore(eval(s.epilogue_ints[j], "symbol " + symbols[j] + " of " + what),
+                     b_.CreateConstInBoundsGEP1_64(i64_, ints, j));
+    llvm::Function* kernel = kernel_function(s.epilogue);
+    if (!kernel) {
+      fail(what + ": its epilogue '" + s.epilogue + "' has no compiled kernel");
+      return;
+    }
+    std::vector<llvm::Value*> args = {pointer(s.buffers[0]), pointer(s.buffers[1]),
+                                      pointer(s.buffers.back())};
+    std::vector<llvm::Type*> types(3, ptr_);
+    for (const symbolic::Expr& e : s.ints) {
+      args.push_back(eval(e, what));
+      types.push_back(i64_);
+    }
+    if (!ok()) return;
+    args.insert(args.end(), {kernel, pointers, row_bytes,
+                             b_.getInt64(static_cast<uint64_t>(formals.size())), ints,
+                             b_.getInt64(static_cast<uint64_t>(symbols.size())),
+                             b_.getInt64(static_cast<uint64_t>(slot - symbols.begin()))});
+    types.insert(types.end(), {ptr_, ptr_, ptr_, i64_, ptr_, i64_, i64_});
+    b_.CreateCall(runtime(routine.epilogue_function, b_.getVoidTy(), types), args);
   }
 
   void emit_copy(const ir::HostStep& s) {

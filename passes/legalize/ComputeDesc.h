@@ -21,6 +21,7 @@
 //     concat's pieces) guards its branches: the branch not taken may read out of bounds, so it
 //     must become a branch, not an eager select, when materialized.
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -88,11 +89,16 @@ struct Reduction {
   ir::PrimExpr finish;     // undefined: the accumulator itself
 };
 
+struct ComputeDesc;
+
 // A routine of ir/LibraryRoutines.def called on graph values (operands possibly reshaped by
-// bindings inserted before the call).
+// bindings inserted before the call), and, when fuse gave it one, its epilogue: a map over a
+// block of rows of the result (passes/legalize/Epilogue.h), whose inputs' args the call passes
+// after the operands.
 struct LibraryCall {
   std::string routine;
   std::vector<ir::Expr> args;
+  std::shared_ptr<const ComputeDesc> epilogue;
 };
 
 // One step of a stitched group (fuse's output, passes/legalize/Fuse.h, or argmax's and

@@ -153,8 +153,8 @@ void FnContext::add_prim(Ref<ir::PrimFunc> prim) {
 }
 
 std::string FnContext::library_extern(const std::string& symbol, const std::vector<ir::Type>& args,
-                                      const ir::Type& result) {
-  std::string key = symbol + ":";
+                                      const ir::Type& result, const std::string& epilogue) {
+  std::string key = symbol + ":" + epilogue + ":";
   for (const ir::Type& a : args)
     key += ir::to_string(a) + ",";
   key += "->" + ir::to_string(result);
@@ -167,6 +167,7 @@ std::string FnContext::library_extern(const std::string& symbol, const std::vect
     e->params.push_back(ir::Var::make(std::string(1, static_cast<char>('a' + k)), args[k]));
   e->ret_type = result;
   e->symbol = symbol;
+  e->epilogue = epilogue;
   e->loc = fn_.loc;
   out_.add(Ref<ir::ExternFunc>(e));
   externs_[key] = e->name;

@@ -6,7 +6,9 @@
 
 #include "ir/Functor.h"
 #include "ir/Intrinsics.h"
+#include "ir/LibraryRoutine.h"
 #include "passes/legalize/ElementRewrite.h"
+#include "passes/legalize/Epilogue.h"
 #include "passes/legalize/ReshapeRemap.h"
 #include "passes/legalize/Scalar.h"
 #include "symbolic/Printer.h"
@@ -201,6 +203,7 @@ public:
       if (items_[i].desc && reads_by_loads(*items_[i].desc)) pull_producers(i);
     drop_absorbed();
     stitch();
+    epilogues();
     report_refusals();
     for (FnItem& it : items_)
       if (!it.dropped && it.desc && it.ops.size() > 1) name_inputs_after_values(*it.desc);
@@ -593,6 +596,75 @@ private:
     for (const ComputeDesc::Input& in : p.inputs)
       rw.buffers[in.buffer.name] = input_for(c, in.arg, in.buffer);
     return rw.apply(m.element);
+  }
+
+  // ---- 3. epilogues ----------------------------------------------------------------------------
+
+  // A map that is the only reader of a library product (of a routine with an epilogue entry)
+  // and covers it exactly becomes the product's epilogue (passes/legalize/Epilogue.h): the map's
+  // item turns into the library call, with the map run on each block of rows the routine
+  // finishes.
+  void epilogues() {
+    for (FnItem& c : items_) {
+      if (c.dropped || !c.desc || c.desc->kind != ComputeDesc::Kind::Map || c.desc->maps.size() != 1)
+        continue;
+      for (const ComputeDesc::Input& in : c.desc->inputs) {
+        auto def = def_.find(in.arg.get());
+        if (def == def_.end()) continue;
+        FnItem& p = items_[def->second.first];
+        if (p.dropped || !p.desc || p.desc->kind != ComputeDesc::Kind::Library) continue;
+        std::string buffer = in.buffer.name;
+        take_as_epilogue(c, buffer, p);
+        break;
+      }
+    }
+  }
+
+  void take_as_epilogue(FnItem& c, std::string buffer, FnItem& p) {
+    const LibraryCall& library = p.desc->library;
+    const ir::LibraryRoutine* routine = ir::find_library_routine(library.routine);
+    if (!routine || !routine->epilogue_function || library.epilogue) return; // none to take
+    if (library.args.size() != 2 || library.args[1]->type.rank() != 2) {
+      refuse(p, c, "the product is a batch of products with B matrices of their own, whose "
+                   "rows the routine's epilogue does not cover");
+      return;
+    }
+    if (p.binding.vars.size() != 1 || used_elsewhere(p.binding.vars.front().get())) {
+      refuse(p, c, "another consumer reads the product");
+      return;
+    }
+    const std::vector<sym::Expr>& extents = c.desc->maps.front().space.extents;
+    const std::vector<sym::Expr>& dims = p.desc->type.shape;
+    if (extents.size() != dims.size()) {
+      refuse(p, c, "the map does not cover the product exactly");
+      return;
+    }
+    // How the map reads first (no prover), then whether it covers the product.
+    ComputeDesc map = *c.desc;
+    name_inputs_after_values(map);
+    for (const ComputeDesc::Input& in : map.inputs)
+      if (in.arg.get() == p.binding.vars.front().get()) buffer = in.buffer.name;
+    std::string why;
+    std::shared_ptr<ComputeDesc> epilogue = make_epilogue(map, buffer, ctx_, &why);
+    if (!epilogue) {
+      refuse(p, c, why);
+      return;
+    }
+    std::vector<FusionFact> facts;
+    for (size_t a = 0; a < dims.size(); ++a) {
+      sym::ProofResult r = ctx_.decide(sym::eq(extents[a], dims[a]));
+      note_fact(facts, extents[a], dims[a], "the epilogue covers the product", r);
+      if (r.verdict != sym::Verdict::Proved) {
+        refuse(p, c, "the map is not shown to cover the product exactly", std::move(facts));
+        return;
+      }
+    }
+    ComputeDesc call = *p.desc;
+    call.type = c.desc->type;
+    call.library.epilogue = std::move(epilogue);
+    c.desc = std::move(call);
+    absorb(c, p, std::move(facts));
+    p.dropped = true;
   }
 
   void drop_absorbed() {

@@ -86,12 +86,25 @@ public:
   }
 
 private:
+  // With an epilogue, its prim (named after the kernel) is materialized first, and the call
+  // passes the prim's inputs after the operands.
   ir::Expr library_call() {
+    std::vector<ir::Expr> args = d_.library.args;
+    std::string epilogue;
+    if (d_.library.epilogue) {
+      ComputeDesc e = *d_.library.epilogue;
+      e.op = d_.op;
+      ir::Expr prim_call = Materializer(std::move(e), ctx_).run();
+      const ir::Call* call = prim_call.as<ir::Call>();
+      internal_assert(call) << "legalize: an epilogue that is not a prim";
+      epilogue = call->callee;
+      args.insert(args.end(), call->args.begin(), call->args.end());
+    }
     std::vector<ir::Type> types;
-    for (const ir::Expr& a : d_.library.args)
+    for (const ir::Expr& a : args)
       types.push_back(a->type);
-    std::string name = ctx_.library_extern(d_.library.routine, types, d_.type);
-    return ir::Call::make(name, d_.library.args, {}, d_.type, ctx_.loc());
+    std::string name = ctx_.library_extern(d_.library.routine, types, d_.type, epilogue);
+    return ir::Call::make(name, std::move(args), {}, d_.type, ctx_.loc());
   }
 
   // The nests that store `value` over `box`. A guarding select on `v < c`, with c between the

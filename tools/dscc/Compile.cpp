@@ -202,15 +202,19 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
   if (!ok) return std::nullopt;
 
   if (!options.quiet) {
-    size_t generated = 0, library = 0;
+    // An epilogue runs inside its library call: it is no kernel of its own.
+    size_t generated = 0, library = 0, epilogues = 0;
     for (const ir::Module::Decl& d : c.module.decls) {
       generated += d.prim ? 1 : 0;
       library += d.ext ? 1 : 0;
+      epilogues += d.ext && !d.ext->epilogue.empty() ? 1 : 0;
     }
+    generated -= epilogues;
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     err << "dscc: " << options.file << ": lowered " << c.entries.size() << " function"
         << (c.entries.size() == 1 ? "" : "s") << " to " << generated + library << " kernels ("
-        << generated << " generated, " << library << " library calls) in "
+        << generated << " generated, " << library << " library calls"
+        << (epilogues ? ", " + std::to_string(epilogues) + " with an epilogue" : "") << ") in "
         << static_cast<int>(ms) << " ms\n";
   }
   return c;

@@ -51,6 +51,16 @@ std::vector<FusionCase> cases() {
       {{"split_permute", "fn f(x: f32[B, 6], w: f32[6]) {\n  let a, b = split(x + w, 2, axis=-1)\n  return (permute(a, [1, 0]), b * b)\n}", {"B"}}, 2},
       {{"concat_of_maps", "fn f(a: f32[N, M], b: f32[K, M]) { return concat([a * 2.0, b + 1.0], axis=0) }", {"N", "M", "K"}}, 1},
       {{"int_matmul_transposed", "fn f(a: i64[K, N], b: i64[K, M]) { return matmul(permute(a, [1, 0]), b) }", {"N", "K", "M"}, 50}, 1},
+      // A map that is a product's only reader runs as the GEMM's epilogue, on each block of
+      // rows as the GEMM finishes it: bias, gelu, a value per row and a residual (one prim, the
+      // epilogue, and no kernel of its own); a ReLU over a 2-d product. Kept a kernel of its own:
+      // a product with two readers, a batch of products with B matrices of their own, and a
+      // product read transposed.
+      {{"matmul_epilogue", "import nn\nfn f(x: f32[B, S, K], w: f32[K, N], b: f32[N], r: f32[B, S, N], s: f32[B, S, 1]) {\n  return nn.gelu(matmul(x, w) + b) * s + r\n}", {"B", "S", "K", "N"}, 2, 1e-4}, 1},
+      {{"matmul_relu_epilogue", "import nn\nfn f(a: f32[M, K], b: f32[K, N]) { return nn.relu(matmul(a, b) * 0.5 - 0.25) }", {"M", "K", "N"}, 2, 1e-4}, 1},
+      {{"matmul_two_readers", "fn f(a: f32[M, K], b: f32[K, N]) {\n  let y = matmul(a, b)\n  return (y + 1.0, y * 2.0)\n}", {"M", "K", "N"}, 2, 1e-4}, 2},
+      {{"batched_matmul_map", "fn f(a: f32[B, M, K], b: f32[B, K, N]) { return matmul(a, b) + 1.0 }", {"B", "M", "K", "N"}, 2, 1e-4}, 1},
+      {{"matmul_read_transposed", "fn f(a: f32[M, K], b: f32[K, N]) { return permute(matmul(a, b), [1, 0]) - 1.0 }", {"M", "K", "N"}, 2, 1e-4}, 1},
       // A cheap value read by several consumers is computed in each.
       // A value nothing reads gets no kernel, nor does what only it reads.
       {{"dead_values", "fn f(a: f32[N, M], b: f32[N, M]) {\n  let t = exp(b)\n  let d = sum(t, axis=0)\n  let u = a * 2.0\n  return u + 1.0\n}", {"N", "M"}}, 1},

@@ -1,0 +1,31 @@
+#pragma once
+// A library product's epilogue (ir/LibraryRoutine.h): a map that reads the product only at its
+// own index, rewritten to run on a block of rows of the product in place. The routine calls it
+// on each block of rows as soon as the block is final, so the product is read back from cache,
+// not memory, and the map needs no kernel and no buffer of its own.
+//
+// The map's index space [d0, ..., dn] becomes [R, dn]: R (a fresh symbol) is the block's row
+// count and its leading dims fold into the row. An input read at the map's own row (its leading
+// dims equal to the map's, read at its leading indices) is indexed by row and offset to the
+// block by the routine: [R, dn] when read at the map's column (a residual), [R, 1] when its
+// last dim is 1 (a value per row). Any other input must be read at indices that use no leading
+// index variable (a bias over the columns, a scalar) and is passed whole. fuse (passes/legalize/Fuse.h) decides when a map may become an
+// epilogue (the product has no other reader, the map covers it exactly); this file only
+// rewrites it.
+
+#include <memory>
+#include <string>
+
+#include "passes/legalize/ComputeDesc.h"
+#include "passes/legalize/Context.h"
+
+namespace dsc::passes::lowering {
+
+// `map` (one output) as the epilogue of the product it reads through input buffer `product`:
+// a Map description over [R, N] whose one output is the product (read where it is written),
+// with the map's other inputs, whose args are the graph values passed to them. Null with `*why`
+// set when the map reads anything in a way the routine cannot offset by rows.
+std::shared_ptr<ComputeDesc> make_epilogue(const ComputeDesc& map, const std::string& product,
+                                           FnContext& ctx, std::string* why);
+
+} // namespace dsc::passes::lowering
