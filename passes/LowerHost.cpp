@@ -579,19 +579,12 @@ private:
     };
     for (size_t i = 0; i < args.size(); ++i) match(prim.inputs[i], args[i]);
     for (size_t i = 0; i < outs.size(); ++i) match(prim.outputs[i], outs[i]);
+    std::optional<std::vector<Expr>> ints = signature_values(call, prim, std::move(subst));
+    if (!ints) return std::nullopt;
     HostStep step;
     step.kind = HostStep::Kind::Kernel;
     step.callee = prim.name;
-    for (const std::string& s : ir::prim_signature_symbols(prim)) {
-      auto it = subst.find(s);
-      // Prims made by legalize name the function's own symbols.
-      if (it == subst.end() && bound_.count(s)) it = subst.emplace(s, symbolic::sym(s)).first;
-      if (it == subst.end())
-        return fail(call.loc, "symbol '" + s + "' of prim '" + prim.name +
-                                  "' is neither a plain dim of its buffers nor a symbol of '" +
-                                  fn_.name + "'");
-      step.ints.push_back(it->second);
-    }
+    step.ints = std::move(*ints);
     step.buffers = args;
     step.buffers.insert(step.buffers.end(), outs.begin(), outs.end());
     p_.steps.push_back(std::move(step));
@@ -655,14 +648,22 @@ private:
     };
     for (size_t k = 0; k < epilogue.inputs.size(); ++k) match(epilogue.inputs[k], buffers[2 + k]);
     match(epilogue.outputs[0], buffers.back());
+    return signature_values(call, epilogue, std::move(subst));
+  }
+
+  // The values of ir::prim_signature_symbols(prim), in order: from `matched` (a symbol's value
+  // read off the buffers passed), else the fn's own symbol of that name (prims made by legalize
+  // name the fn's symbols).
+  std::optional<std::vector<Expr>> signature_values(const ir::Call& call, const ir::PrimFunc& prim,
+                                                    std::map<std::string, Expr> matched) {
     std::vector<Expr> values;
-    for (const std::string& s : ir::prim_signature_symbols(epilogue)) {
-      auto it = subst.find(s);
-      if (it == subst.end() && bound_.count(s)) it = subst.emplace(s, symbolic::sym(s)).first;
-      if (it == subst.end())
-        return fail(call.loc, "symbol '" + s + "' of epilogue '" + epilogue.name +
-                                  "' is neither a dim of its buffers nor a symbol of '" +
-                                  fn_.name + "'");
+    for (const std::string& s : ir::prim_signature_symbols(prim)) {
+      auto it = matched.find(s);
+      if (it == matched.end() && bound_.count(s)) it = matched.emplace(s, symbolic::sym(s)).first;
+      if (it == matched.end())
+        return fail(call.loc, "symbol '" + s + "' of prim '" + prim.name +
+                                  "' is neither a dim of the buffers passed to it nor a symbol "
+                                  "of '" + fn_.name + "'");
       values.push_back(it->second);
     }
     return values;

@@ -613,14 +613,13 @@ private:
         if (def == def_.end()) continue;
         FnItem& p = items_[def->second.first];
         if (p.dropped || !p.desc || p.desc->kind != ComputeDesc::Kind::Library) continue;
-        std::string buffer = in.buffer.name;
-        take_as_epilogue(c, buffer, p);
+        take_as_epilogue(c, p);
         break;
       }
     }
   }
 
-  void take_as_epilogue(FnItem& c, std::string buffer, FnItem& p) {
+  void take_as_epilogue(FnItem& c, FnItem& p) {
     const LibraryCall& library = p.desc->library;
     const ir::LibraryRoutine* routine = ir::find_library_routine(library.routine);
     if (!routine || !routine->epilogue_function || library.epilogue) return; // none to take
@@ -642,6 +641,7 @@ private:
     // How the map reads first (no prover), then whether it covers the product.
     ComputeDesc map = *c.desc;
     name_inputs_after_values(map);
+    std::string buffer; // the map's input that is the product
     for (const ComputeDesc::Input& in : map.inputs)
       if (in.arg.get() == p.binding.vars.front().get()) buffer = in.buffer.name;
     std::string why;
