@@ -749,7 +749,7 @@ private:
   // epilogue_function(operand and result pointers, the routine's scalars, then the epilogue:
   // its kernel, its buffers (its inputs, then the result) at row 0, each one's bytes per row
   // (0: read whole), its symbols' values, and the slot of its row count), as
-  // runtime/HostABI.h's dsc_rt_gemm_f32_epilogue takes them.
+  // runtime/HostABI.h's dsc_rt_gemm_f32_strided_epilogue takes them.
   void emit_library_call_with_epilogue(const ir::HostStep& s, const ir::LibraryRoutine& routine,
                                        const std::string& what) {
     Ref<ir::PrimFunc> prim = m_.prim(s.epilogue);

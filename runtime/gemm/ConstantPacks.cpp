@@ -16,12 +16,11 @@ namespace {
 // One layout of one B: where it starts, its shape and strides, and the kernels' panel width.
 struct PackKey {
   const float* b;
-  int64_t n, k, ldb;
-  bool trans_b;
+  int64_t n, k, b_row, b_col;
   const GemmKernels* kernels;
   bool operator<(const PackKey& o) const {
-    return std::tie(b, n, k, ldb, trans_b, kernels) <
-           std::tie(o.b, o.n, o.k, o.ldb, o.trans_b, o.kernels);
+    return std::tie(b, n, k, b_row, b_col, kernels) <
+           std::tie(o.b, o.n, o.k, o.b_row, o.b_col, o.kernels);
   }
 };
 
@@ -105,9 +104,9 @@ size_t constant_pack_count() {
 std::shared_ptr<const float[]> constant_pack(const GemmKernels& K, const Product& p) {
   Registry& r = registry();
   const uintptr_t begin = reinterpret_cast<uintptr_t>(p.b);
-  const int64_t rows = p.trans_b ? p.n : p.k, cols = p.trans_b ? p.k : p.n;
-  const uintptr_t end = begin + static_cast<uintptr_t>(((rows - 1) * p.ldb + cols) * 4);
-  const PackKey key{p.b, p.n, p.k, p.ldb, p.trans_b, &K};
+  const int64_t last = (p.k - 1) * p.b_row + (p.n - 1) * p.b_col; // B's last element
+  const uintptr_t end = begin + static_cast<uintptr_t>((last + 1) * 4);
+  const PackKey key{p.b, p.n, p.k, p.b_row, p.b_col, &K};
   {
     std::shared_lock lock(r.mutex);
     if (r.ranges.empty()) return nullptr;

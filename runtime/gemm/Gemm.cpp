@@ -214,9 +214,12 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
 }
 
 // m <= kSmallM: A and B read in place.
+// Needs rows of A contiguous, and rows or columns of B.
+bool small_m_reads(const Product& p) { return p.a_col == 1 && (p.b_col == 1 || p.b_row == 1); }
+
 void small_m(const GemmKernels& K, const Product& p, int threads) {
   const int64_t mr = K.mr;
-  if (!p.trans_b) {
+  if (p.b_col == 1) {
     const int64_t nr = K.nr;
     const int64_t full = p.n / nr;
     // Depth blocks of kKc, so that the block of B (kKc x NR) stays in L1 across the rows.
@@ -225,26 +228,26 @@ void small_m(const GemmKernels& K, const Product& p, int threads) {
         for (int64_t p0 = 0; p0 < p.k; p0 += kKc)
           for (int64_t row = 0; row < p.m; row += mr)
             K.small_m_tile[std::min(mr, p.m - row)](std::min(kKc, p.k - p0),
-                           p.a + row * p.lda + p0, p.lda, p.b + p0 * p.ldb + jb * nr, p.ldb,
+                           p.a + row * p.a_row + p0, p.a_row, p.b + p0 * p.b_row + jb * nr, p.b_row,
                            p.c + row * p.ldc + jb * nr, p.ldc, p0 > 0);
     });
     for (int64_t p0 = 0; p0 < p.k; p0 += kKc)
-      K.small_m_columns(p.m, p.n - full * nr, std::min(kKc, p.k - p0), p.a + p0, p.lda,
-                        p.b + p0 * p.ldb + full * nr, p.ldb, p.c + full * nr, p.ldc, p0 > 0);
+      K.small_m_columns(p.m, p.n - full * nr, std::min(kKc, p.k - p0), p.a + p0, p.a_row,
+                        p.b + p0 * p.b_row + full * nr, p.b_row, p.c + full * nr, p.ldc, p0 > 0);
     return;
   }
   const int64_t full = p.n / 4;
   for_range(threads, full, 16, [&](int64_t begin, int64_t end) {
     for (int64_t jb = begin; jb < end; ++jb)
       for (int64_t row = 0; row < p.m; row += mr)
-        K.small_m_dot4(std::min(mr, p.m - row), p.k, p.a + row * p.lda, p.lda,
-                       p.b + jb * 4 * p.ldb, p.ldb, p.c + row * p.ldc + jb * 4, p.ldc);
+        K.small_m_dot4(std::min(mr, p.m - row), p.k, p.a + row * p.a_row, p.a_row,
+                       p.b + jb * 4 * p.b_col, p.b_col, p.c + row * p.ldc + jb * 4, p.ldc);
   });
   for (int64_t i = 0; i < p.m; ++i)
     for (int64_t j = full * 4; j < p.n; ++j) {
       float sum = 0.0f;
       for (int64_t q = 0; q < p.k; ++q)
-        sum += p.a[i * p.lda + q] * p.b[j * p.ldb + q];
+        sum += p.a[i * p.a_row + q] * p.b[j * p.b_col + q];
       p.c[i * p.ldc + j] = sum;
     }
 }
@@ -305,7 +308,7 @@ void multiply(const GemmKernels& K, const Product& p, bool parallel, const Epilo
   std::shared_ptr<const float[]> constant = constant_pack(K, p);
   if (constant)
     packed(K, p, threads, constant.get(), epilogue);
-  else if (p.m <= kSmallM) {
+  else if (p.m <= kSmallM && small_m_reads(p)) {
     // Split over columns, so no thread holds whole rows: the epilogue runs once, at the end.
     small_m(K, p, threads);
     if (epilogue) epilogue->run(0, p.m);
@@ -315,40 +318,44 @@ void multiply(const GemmKernels& K, const Product& p, bool parallel, const Epilo
 
 namespace {
 
-// dsc_rt_gemm_f32, and then `epilogue` (null: none) over the rows of C viewed as
-// (batch * m) x n.
-void batched(const float* a, const float* bm, float* c, int64_t batch, int64_t m, int64_t n,
-             int64_t k, int64_t a_batch_stride, int64_t b_batch_stride, int64_t trans_b,
-             const Epilogue* epilogue) {
-  if (batch <= 0 || m <= 0 || n < 0 || k < 0 || a_batch_stride < 0 || b_batch_stride < 0) return;
+// How the products of a batch lie: product i is (outer, inner) = (i / inner_count,
+// i % inner_count) of a batch of at most two dims, and its A and B start at those indices
+// times their strides (0: shared by the batch). Its C is dense, at i * m * n.
+struct Batch {
+  int64_t count = 1, inner_count = 1;
+  int64_t a_outer = 0, a_inner = 0, b_outer = 0, b_inner = 0;
+  int64_t a_at(int64_t i) const { return i / inner_count * a_outer + i % inner_count * a_inner; }
+  int64_t b_at(int64_t i) const { return i / inner_count * b_outer + i % inner_count * b_inner; }
+};
+
+// The batch of products `p` (its a, b and c those of product 0), then `epilogue` (null: none)
+// over the rows of C viewed as (count * m) x n.
+void batched(Product p, const Batch& batch, const Epilogue* epilogue) {
+  const int64_t m = p.m, n = p.n, k = p.k;
+  if (batch.count <= 0 || batch.inner_count <= 0 || m <= 0 || n < 0 || k < 0) return;
   if (n == 0) { // no elements, but the rows are final
-    if (epilogue) epilogue->run(0, batch * m);
+    if (epilogue) epilogue->run(0, batch.count * m);
     return;
   }
   const GemmKernels& K = kernels();
-  Product p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.lda = k;
-  p.trans_b = trans_b != 0;
-  p.ldb = p.trans_b ? k : n;
   p.ldc = n;
-  // A dense batch of A times one B is one product with batch * m rows.
-  if (batch > 1 && b_batch_stride == 0 && a_batch_stride == m * k) {
-    p.a = a;
-    p.b = bm;
-    p.c = c;
-    p.m = batch * m;
+  // A batch of A whose rows follow on from one product to the next, times one B, is one
+  // product with count * m rows.
+  const bool b_shared = batch.b_outer == 0 && batch.b_inner == 0;
+  const bool a_rows_follow = batch.a_inner == m * p.a_row &&
+                             (batch.count <= batch.inner_count ||
+                              batch.a_outer == batch.inner_count * m * p.a_row);
+  if (batch.count > 1 && b_shared && a_rows_follow) {
+    p.m = batch.count * m;
     multiply(K, p, true, epilogue);
     return;
   }
   auto run = [&](int64_t begin, int64_t end, bool parallel) {
     for (int64_t i = begin; i < end; ++i) {
       Product q = p;
-      q.a = a + i * a_batch_stride;
-      q.b = bm + i * b_batch_stride;
-      q.c = c + i * m * n;
+      q.a = p.a + batch.a_at(i);
+      q.b = p.b + batch.b_at(i);
+      q.c = p.c + i * m * n;
       if (!epilogue) {
         multiply(K, q, parallel);
         continue;
@@ -359,15 +366,41 @@ void batched(const float* a, const float* bm, float* c, int64_t batch, int64_t m
     }
   };
   const int64_t work = multiply_adds(m, n, k);
-  if (batch > 1 && !ThreadPool::inside_parallel_region() &&
+  if (batch.count > 1 && !ThreadPool::inside_parallel_region() &&
       work < kParallelWork * global_thread_pool().num_threads()) {
     // Products too small to split well: one per thread at a time, whole.
     int64_t grain = std::max<int64_t>(1, kParallelWork / std::max<int64_t>(work, 1));
-    global_thread_pool().parallel_for(batch, grain,
+    global_thread_pool().parallel_for(batch.count, grain,
                                       [&](int64_t b, int64_t e) { run(b, e, false); });
     return;
   }
-  run(0, batch, true);
+  run(0, batch.count, true);
+}
+
+// dsc_rt_gemm_f32_strided's arguments as a product and a batch; false for negative strides or
+// offsets (the call does nothing).
+bool strided(const float* a, const float* bm, float* c, int64_t batch, int64_t inner, int64_t m,
+             int64_t n, int64_t k, const int64_t a_layout[5], const int64_t b_layout[5],
+             Product* p, Batch* b) {
+  for (int i = 0; i < 5; ++i)
+    if (a_layout[i] < 0 || b_layout[i] < 0) return false;
+  p->a = a + a_layout[0];
+  p->b = bm + b_layout[0];
+  p->c = c;
+  p->m = m;
+  p->n = n;
+  p->k = k;
+  p->a_row = a_layout[3];
+  p->a_col = a_layout[4];
+  p->b_row = b_layout[3];
+  p->b_col = b_layout[4];
+  b->count = batch;
+  b->inner_count = inner;
+  b->a_outer = a_layout[1];
+  b->a_inner = a_layout[2];
+  b->b_outer = b_layout[1];
+  b->b_inner = b_layout[2];
+  return true;
 }
 
 } // namespace
@@ -377,34 +410,57 @@ void batched(const float* a, const float* bm, float* c, int64_t batch, int64_t m
 extern "C" void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch,
                                 int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
                                 int64_t b_batch_stride, int64_t trans_b) {
-  dsc::runtime::gemm::batched(a, bm, c, batch, m, n, k, a_batch_stride, b_batch_stride, trans_b,
-                              nullptr);
+  if (a_batch_stride < 0 || b_batch_stride < 0) return;
+  const int64_t a_layout[5] = {0, a_batch_stride, 0, k, 1};
+  const int64_t b_layout[5] = {0, b_batch_stride, 0, trans_b ? 1 : n, trans_b ? k : 1};
+  dsc_rt_gemm_f32_strided(a, bm, c, batch, 1, m, n, k, a_layout[0], a_layout[1], a_layout[2],
+                          a_layout[3], a_layout[4], b_layout[0], b_layout[1], b_layout[2],
+                          b_layout[3], b_layout[4]);
 }
 
-extern "C" void dsc_rt_gemm_f32_epilogue(const float* a, const float* bm, float* c,
-                                         int64_t batch, int64_t m, int64_t n, int64_t k,
-                                         int64_t a_batch_stride, int64_t b_batch_stride,
-                                         int64_t trans_b, dsc_kernel_fn epilogue,
-                                         void* const* buffers, const int64_t* row_bytes,
-                                         int64_t num_buffers, const int64_t* symbols,
-                                         int64_t num_symbols, int64_t rows_slot) {
-  using dsc::runtime::gemm::Epilogue;
-  if (!epilogue) {
-    dsc_rt_gemm_f32(a, bm, c, batch, m, n, k, a_batch_stride, b_batch_stride, trans_b);
-    return;
-  }
+extern "C" void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* c,
+                                        int64_t batch, int64_t inner, int64_t m, int64_t n,
+                                        int64_t k, int64_t a_offset, int64_t a_outer,
+                                        int64_t a_inner, int64_t a_row, int64_t a_col,
+                                        int64_t b_offset, int64_t b_outer, int64_t b_inner,
+                                        int64_t b_row, int64_t b_col) {
+  using namespace dsc::runtime::gemm;
+  const int64_t a_layout[5] = {a_offset, a_outer, a_inner, a_row, a_col};
+  const int64_t b_layout[5] = {b_offset, b_outer, b_inner, b_row, b_col};
+  Product p;
+  Batch b;
+  if (strided(a, bm, c, batch, inner, m, n, k, a_layout, b_layout, &p, &b)) batched(p, b, nullptr);
+}
+
+extern "C" void dsc_rt_gemm_f32_strided_epilogue(
+    const float* a, const float* bm, float* c, int64_t batch, int64_t inner, int64_t m,
+    int64_t n, int64_t k, int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
+    int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner, int64_t b_row,
+    int64_t b_col, dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
+    int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot) {
+  using namespace dsc::runtime::gemm;
   // The compiler keeps to these limits; there is no call to record an error in, so a caller
   // that breaks them is a bug in dsc, reported before it can write past the arrays.
-  if (num_buffers < 0 || num_buffers > Epilogue::kMaxBuffers ||
-      num_symbols > Epilogue::kMaxSymbols || rows_slot < 0 || rows_slot >= num_symbols) {
+  if (epilogue && (num_buffers < 0 || num_buffers > Epilogue::kMaxBuffers ||
+                   num_symbols > Epilogue::kMaxSymbols || rows_slot < 0 ||
+                   rows_slot >= num_symbols)) {
     std::fprintf(stderr,
-                 "dsc: internal error: dsc_rt_gemm_f32_epilogue with %lld buffers, %lld "
-                 "symbols and rows_slot %lld (at most %lld buffers and %lld symbols, and "
+                 "dsc: internal error: dsc_rt_gemm_f32_strided_epilogue with %lld buffers, "
+                 "%lld symbols and rows_slot %lld (at most %lld buffers and %lld symbols, and "
                  "rows_slot one of the symbols)\n",
                  static_cast<long long>(num_buffers), static_cast<long long>(num_symbols),
                  static_cast<long long>(rows_slot), static_cast<long long>(Epilogue::kMaxBuffers),
                  static_cast<long long>(Epilogue::kMaxSymbols));
     std::abort();
+  }
+  const int64_t a_layout[5] = {a_offset, a_outer, a_inner, a_row, a_col};
+  const int64_t b_layout[5] = {b_offset, b_outer, b_inner, b_row, b_col};
+  Product p;
+  Batch b;
+  if (!strided(a, bm, c, batch, inner, m, n, k, a_layout, b_layout, &p, &b)) return;
+  if (!epilogue) {
+    batched(p, b, nullptr);
+    return;
   }
   Epilogue e;
   e.kernel = epilogue;
@@ -414,6 +470,5 @@ extern "C" void dsc_rt_gemm_f32_epilogue(const float* a, const float* bm, float*
   e.symbols = symbols;
   e.num_symbols = num_symbols;
   e.rows_slot = rows_slot;
-  dsc::runtime::gemm::batched(a, bm, c, batch, m, n, k, a_batch_stride, b_batch_stride, trans_b,
-                              &e);
+  batched(p, b, &e);
 }

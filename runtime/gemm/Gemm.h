@@ -1,7 +1,8 @@
 #pragma once
 // dsc's own f32 GEMM: library routine "dsc.sgemm" (ir/LibraryRoutines.def), whose entry point
-// dsc_rt_gemm_f32 (runtime/HostABI.h) takes the same arguments as the OpenBLAS route
-// dsc_rt_matmul_f32 (runtime/Matmul.h).
+// dsc_rt_gemm_f32_strided (runtime/HostABI.h) reads A and B through strides (a permuted or
+// split operand in place, with no copy); dsc_rt_gemm_f32 takes the arguments of the OpenBLAS
+// route dsc_rt_matmul_f32 (runtime/Matmul.h).
 //
 // The algorithm is the one of Goto and van de Geijn ("Anatomy of high-performance matrix
 // multiplication", 2008) as BLIS arranges it: C is computed in column blocks of kNc, depth
@@ -44,15 +45,20 @@ constexpr int64_t kMc = 144;  // row block (rounded down to a multiple of MR)
 constexpr int64_t kNc = 4096; // column block (rounded down to a multiple of NR)
 constexpr int64_t kSmallM = 16;
 
-// One product: C (m x n, row stride ldc) = A (m x k, row stride lda) @ B, where B is k x n
-// (row stride ldb), or n x k when trans_b.
+// One product: C (m x n, row stride ldc) = A (m x k) @ B (k x n), where A's element (i, q) is
+// a[i * a_row + q * a_col] and B's element (q, j) is b[q * b_row + j * b_col] (strides in
+// floats, not negative). Dense row-major A has a_row = k, a_col = 1; B stored transposed (n x k,
+// as attention's K) has b_row = 1, b_col = k; a permuted or split operand read in place has
+// other strides.
 struct Product {
   const float* a = nullptr;
   const float* b = nullptr;
   float* c = nullptr;
   int64_t m = 0, n = 0, k = 0;
-  int64_t lda = 0, ldb = 0, ldc = 0;
-  bool trans_b = false;
+  int64_t a_row = 0, a_col = 1;
+  int64_t b_row = 0, b_col = 1;
+  int64_t ldc = 0;
+  bool b_transposed() const { return b_row == 1 && b_col != 1; }
 };
 
 // A kernel over rows of the product's C (dsc_rt_gemm_f32_epilogue). Rows here are counted

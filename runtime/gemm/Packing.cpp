@@ -17,24 +17,24 @@ void pack_b(const Product& p, int64_t nr, int64_t p0, int64_t kc, int64_t j0, in
     float* dst = out + panel * kc * nr;
     int64_t col = j0 + panel * nr;
     int64_t cols = std::min(nr, j0 + nc - col);
-    if (!p.trans_b) {
+    if (p.b_col == 1) { // rows of B are contiguous
       for (int64_t q = 0; q < kc; ++q) {
-        const float* src = p.b + (p0 + q) * p.ldb + col;
+        const float* src = p.b + (p0 + q) * p.b_row + col;
         float* d = dst + q * nr;
         std::memcpy(d, src, cols * sizeof(float));
         std::fill(d + cols, d + nr, 0.0f);
       }
-    } else {
-      for (int64_t j = 0; j < nr; ++j) {
-        if (j >= cols) {
-          for (int64_t q = 0; q < kc; ++q)
-            dst[q * nr + j] = 0.0f;
-          continue;
-        }
-        const float* src = p.b + (col + j) * p.ldb + p0;
+      continue;
+    }
+    for (int64_t j = 0; j < nr; ++j) { // a column at a time: contiguous when B is transposed
+      if (j >= cols) {
         for (int64_t q = 0; q < kc; ++q)
-          dst[q * nr + j] = src[q];
+          dst[q * nr + j] = 0.0f;
+        continue;
       }
+      const float* src = p.b + (col + j) * p.b_col + p0 * p.b_row;
+      for (int64_t q = 0; q < kc; ++q)
+        dst[q * nr + j] = src[q * p.b_row];
     }
   }
 }
@@ -51,12 +51,17 @@ void pack_a(const Product& p, int64_t mr, int64_t p0, int64_t kc, float* out, in
           dst[q * mr + r] = 0.0f;
         continue;
       }
-      const float* src = p.a + row * p.lda + p0;
+      const float* src = p.a + row * p.a_row + p0 * p.a_col;
+      if (p.a_col != 1) { // A read down its columns (a transposed operand)
+        for (int64_t q = 0; q < kc; ++q)
+          dst[q * mr + r] = src[q * p.a_col];
+        continue;
+      }
       // A row's block is a stream of only kc floats, too short for the hardware prefetcher to
       // get ahead of: fetch the block of the row after next while this one is copied.
       if (row + 2 < p.m)
         for (int64_t q = 0; q < kc; q += kFloatsPerLine)
-          __builtin_prefetch(src + 2 * p.lda + q);
+          __builtin_prefetch(src + 2 * p.a_row + q);
       for (int64_t q = 0; q < kc; ++q)
         dst[q * mr + r] = src[q];
     }

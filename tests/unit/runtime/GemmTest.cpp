@@ -12,6 +12,7 @@
 #include "runtime/gemm/ConstantPacks.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,11 +34,13 @@ struct Sizes {
   int64_t m, n, k;
   bool trans_b;
   int64_t pad = 0; // extra elements at the end of every row of A, B and C
+  bool trans_a = false; // A stored k x m, read down its columns
 };
 
 std::string describe(const GemmKernels& K, const Sizes& s) {
   return std::string(K.isa) + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
          " k=" + std::to_string(s.k) + (s.trans_b ? " (B transposed)" : "") +
+         (s.trans_a ? " (A transposed)" : "") +
          (s.pad ? " pad=" + std::to_string(s.pad) : "");
 }
 
@@ -51,11 +54,14 @@ void check(const GemmKernels& K, const Sizes& s, bool parallel, std::mt19937& rn
   p.m = s.m;
   p.n = s.n;
   p.k = s.k;
-  p.trans_b = s.trans_b;
-  p.lda = s.k + s.pad;
-  p.ldb = (s.trans_b ? s.k : s.n) + s.pad;
+  const int64_t lda = (s.trans_a ? s.m : s.k) + s.pad, ldb = (s.trans_b ? s.k : s.n) + s.pad;
+  p.a_row = s.trans_a ? 1 : lda;
+  p.a_col = s.trans_a ? lda : 1;
+  p.b_row = s.trans_b ? 1 : ldb;
+  p.b_col = s.trans_b ? ldb : 1;
   p.ldc = s.n + s.pad;
-  std::vector<float> a(static_cast<size_t>(s.m * p.lda)), b(static_cast<size_t>((s.trans_b ? s.n : s.k) * p.ldb));
+  std::vector<float> a(static_cast<size_t>((s.trans_a ? s.k : s.m) * lda)),
+      b(static_cast<size_t>((s.trans_b ? s.n : s.k) * ldb));
   for (float& x : a) x = d(rng);
   for (float& x : b) x = d(rng);
   std::vector<float> c(static_cast<size_t>(s.m * p.ldc), std::nanf(""));
@@ -80,7 +86,7 @@ void check(const GemmKernels& K, const Sizes& s, bool parallel, std::mt19937& rn
     for (int64_t j = 0; j < s.n; ++j) {
       double want = 0;
       for (int64_t q = 0; q < s.k; ++q)
-        want += double(a[i * p.lda + q]) * (s.trans_b ? b[j * p.ldb + q] : b[q * p.ldb + j]);
+        want += double(a[i * p.a_row + q * p.a_col]) * b[q * p.b_row + j * p.b_col];
       ASSERT_NEAR(c[i * p.ldc + j], want, 2e-6 * static_cast<double>(s.k + 1))
           << describe(K, s) << " at [" << i << ", " << j << "]";
     }
@@ -138,6 +144,94 @@ TEST(Gemm, SmallAndPackedBucketsAgree) {
         check(*K, {m, 53, 2 * kKc + 3, t}, false, rng);
         check(*K, {m, 19, kKc, t}, true, rng);
       }
+}
+
+TEST(Gemm, TransposedAAgainstLoops) {
+  // A read down its columns (a permuted operand in place): the packed path, whichever m, with
+  // and without a transposed B, padded, on the pool and with B constant.
+  std::mt19937 rng(21);
+  for (const GemmKernels* K : runnable_kernels())
+    for (int64_t m : {int64_t(1), int64_t(7), kSmallM, int64_t(31), int64_t(149)})
+      for (bool t : {false, true}) {
+        check(*K, {m, 37, 2 * kKc + 5, t, 0, true}, true, rng);
+        check(*K, {m, 17, 61, t, 3, true}, false, rng);
+        check(*K, {m, 33, 13, t, 1, true}, false, rng, /*constant=*/true);
+      }
+}
+
+// dsc_rt_gemm_f32_strided against loops on the layouts a BERT layer's attention reads in place:
+// Q, K and V as column blocks of one [B, S, 3 * H * D] product (K read transposed), batched over
+// (B, H) with two batch strides; and a shared A with a batch of B matrices.
+TEST(Gemm, StridedBatchesAgainstLoops) {
+  std::mt19937 rng(22);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  struct Case {
+    int64_t batch, heads, s, dh;
+  };
+  dsc_set_num_threads(2);
+  for (const Case& c : {Case{1, 1, 1, 1}, Case{2, 3, 7, 5}, Case{1, 12, 17, 64},
+                        Case{3, 2, 131, 16}, Case{2, 4, 33, 32}}) {
+    const int64_t width = 3 * c.heads * c.dh; // one row of the QKV product
+    std::vector<float> qkv(static_cast<size_t>(c.batch * c.s * width));
+    for (float& x : qkv) x = d(rng);
+    const int64_t count = c.batch * c.heads;
+    // Scores: Q [b, h, i, q] = qkv[b, i, h*dh + q]; K^T [b, h, q, j] = qkv[b, j, H*dh + h*dh + q].
+    std::vector<float> scores(static_cast<size_t>(count * c.s * c.s), std::nanf(""));
+    dsc_rt_gemm_f32_strided(qkv.data(), qkv.data(), scores.data(), count, c.heads, c.s, c.s, c.dh,
+                            0, c.s * width, c.dh, width, 1, c.heads * c.dh, c.s * width, c.dh, 1,
+                            width);
+    // Probabilities (the scores) times V [b, h, j, q] = qkv[b, j, 2*H*dh + h*dh + q].
+    std::vector<float> out(static_cast<size_t>(count * c.s * c.dh), std::nanf(""));
+    dsc_rt_gemm_f32_strided(scores.data(), qkv.data(), out.data(), count, c.heads, c.s, c.dh,
+                            c.s, 0, c.heads * c.s * c.s, c.s * c.s, c.s, 1, 2 * c.heads * c.dh,
+                            c.s * width, c.dh, width, 1);
+    const std::string what = "B=" + std::to_string(c.batch) + " H=" + std::to_string(c.heads) +
+                             " S=" + std::to_string(c.s) + " D=" + std::to_string(c.dh);
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t h = 0; h < c.heads; ++h) {
+        const float* row0 = qkv.data() + b * c.s * width;
+        const int64_t i0 = (b * c.heads + h) * c.s;
+        for (int64_t i = 0; i < c.s; ++i) {
+          for (int64_t j = 0; j < c.s; ++j) {
+            double want = 0;
+            for (int64_t q = 0; q < c.dh; ++q)
+              want += double(row0[i * width + h * c.dh + q]) *
+                      row0[j * width + (c.heads + h) * c.dh + q];
+            ASSERT_NEAR(scores[(i0 + i) * c.s + j], want, 2e-6 * double(c.dh + 1))
+                << what << ": scores of head " << h << " at [" << i << ", " << j << "]";
+          }
+          for (int64_t q = 0; q < c.dh; ++q) {
+            double want = 0;
+            for (int64_t j = 0; j < c.s; ++j)
+              want += double(scores[(i0 + i) * c.s + j]) *
+                      row0[j * width + (2 * c.heads + h) * c.dh + q];
+            ASSERT_NEAR(out[(i0 + i) * c.dh + q], want, 2e-5 * double(c.s + 1))
+                << what << ": output of head " << h << " at [" << i << ", " << q << "]";
+          }
+        }
+      }
+  }
+  // One A [m, k] shared by a batch of 2 x 3 B matrices [k, n] (outer stride 3 * k * n, inner
+  // k * n), and negative strides doing nothing.
+  const int64_t m = 5, n = 19, k = 23;
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(6 * k * n));
+  for (float& x : a) x = d(rng);
+  for (float& x : b) x = d(rng);
+  std::vector<float> c(static_cast<size_t>(6 * m * n), std::nanf(""));
+  dsc_rt_gemm_f32_strided(a.data(), b.data(), c.data(), 6, 3, m, n, k, 0, 0, 0, k, 1, 0,
+                          3 * k * n, k * n, n, 1);
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0;
+        for (int64_t q = 0; q < k; ++q) want += double(a[r * k + q]) * b[i * k * n + q * n + j];
+        ASSERT_NEAR(c[(i * m + r) * n + j], want, 1e-4) << "shared A, product " << i;
+      }
+  std::vector<float> untouched(c);
+  dsc_rt_gemm_f32_strided(a.data(), b.data(), c.data(), 6, 3, m, n, k, 0, 0, 0, k, -1, 0,
+                          3 * k * n, k * n, n, 1);
+  EXPECT_EQ(std::memcmp(c.data(), untouched.data(), c.size() * sizeof(float)), 0);
+  dsc_set_num_threads(0);
 }
 
 TEST(Gemm, RowStridesWiderThanTheMatrix) {
@@ -209,8 +303,8 @@ TEST(Gemm, ProductReachingPastConstantMemoryPacksAsItGoes) {
   p.m = 3;
   p.n = 5;
   p.k = 4;
-  p.lda = 4;
-  p.ldb = 5;
+  p.a_row = 4;
+  p.b_row = 5;
   p.ldc = 5;
   const size_t packs = constant_pack_count();
   multiply(kernels(), p);
@@ -230,7 +324,7 @@ TEST(Gemm, EmptyDepthZeroesC) {
   p.m = 2;
   p.n = 3;
   p.k = 0;
-  p.lda = p.ldb = 1;
+  p.a_row = p.b_row = 1;
   p.ldc = 3;
   float dummy = 0;
   p.a = p.b = &dummy;
@@ -308,10 +402,11 @@ void check_epilogue(const EpilogueCase& s, int threads, std::mt19937& rng, bool 
       p.m = s.m;
       p.n = s.n;
       p.k = s.k;
-      p.lda = s.k;
-      p.ldb = s.trans_b ? s.k : s.n;
+      p.a_row = s.k;
+      p.a_col = 1;
+      p.b_row = s.trans_b ? 1 : s.n;
+      p.b_col = s.trans_b ? s.k : 1;
       p.ldc = s.n;
-      p.trans_b = s.trans_b;
       Epilogue e;
       e.kernel = scale_bias_residual;
       e.buffers = buffers;
@@ -322,9 +417,10 @@ void check_epilogue(const EpilogueCase& s, int threads, std::mt19937& rng, bool 
       e.rows_slot = 1;
       multiply(*K, p, true, &e);
     } else {
-      dsc_rt_gemm_f32_epilogue(a.data(), b.data(), c.data(), s.batch, s.m, s.n, s.k, s.m * s.k,
-                               s.batched_b ? s.k * s.n : 0, s.trans_b, scale_bias_residual,
-                               buffers, row_bytes, 4, symbols, 3, 1);
+      dsc_rt_gemm_f32_strided_epilogue(
+          a.data(), b.data(), c.data(), s.batch, 1, s.m, s.n, s.k, 0, s.m * s.k, 0, s.k, 1, 0,
+          s.batched_b ? s.k * s.n : 0, 0, s.trans_b ? 1 : s.n, s.trans_b ? s.k : 1,
+          scale_bias_residual, buffers, row_bytes, 4, symbols, 3, 1);
     }
     if (constant) {
       EXPECT_EQ(constant_pack_count(), packs + 1) << what;
@@ -440,15 +536,14 @@ TEST(GemmEpilogueDeathTest, LimitsAbort) {
   void* buffers[17] = {};
   const int64_t row_bytes[17] = {};
   const int64_t symbols[65] = {};
-  EXPECT_DEATH(dsc_rt_gemm_f32_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 1, 0, scale_bias_residual,
-                                        buffers, row_bytes, 17, symbols, 3, 1),
-               "17 buffers");
-  EXPECT_DEATH(dsc_rt_gemm_f32_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 1, 0, scale_bias_residual,
-                                        buffers, row_bytes, 4, symbols, 65, 1),
-               "65 symbols");
-  EXPECT_DEATH(dsc_rt_gemm_f32_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 1, 0, scale_bias_residual,
-                                        buffers, row_bytes, 4, symbols, 3, 3),
-               "rows_slot 3");
+  auto call = [&](int64_t num_buffers, int64_t num_symbols, int64_t rows_slot) {
+    dsc_rt_gemm_f32_strided_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 1,
+                                     scale_bias_residual, buffers, row_bytes, num_buffers,
+                                     symbols, num_symbols, rows_slot);
+  };
+  EXPECT_DEATH(call(17, 3, 1), "17 buffers");
+  EXPECT_DEATH(call(4, 65, 1), "65 symbols");
+  EXPECT_DEATH(call(4, 3, 3), "rows_slot 3");
 }
 
 } // namespace
