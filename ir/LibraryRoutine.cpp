@@ -20,10 +20,10 @@ Expr product(const std::vector<Expr>& dims, size_t begin, size_t end) {
 
 // blas.sgemm, C = A @ B with batch dims. The batch is folded into m when B is a matrix, B is
 // broadcast (stride 0) when A is, and otherwise A and B carry the same batch dims.
-std::optional<std::vector<Expr>> sgemm_scalar_args(const std::vector<std::vector<Expr>>& shapes,
+std::optional<std::vector<Expr>> sgemm_scalar_args(const std::vector<StridedView>& buffers,
                                                    std::string* error) {
-  const std::vector<Expr>& a = shapes[0];
-  const std::vector<Expr>& b = shapes[1];
+  const std::vector<Expr>& a = buffers[0].shape;
+  const std::vector<Expr>& b = buffers[1].shape;
   if (a.size() < 2 || b.size() < 2) {
     *error = "BLAS matmul needs rank >= 2 operands";
     return std::nullopt;
@@ -52,15 +52,102 @@ std::optional<std::vector<Expr>> sgemm_scalar_args(const std::vector<std::vector
   return std::vector<Expr>{batch, m, n, k, a_stride, b_stride, 0};
 }
 
+bool same(const Expr& a, const Expr& b) {
+  return symbolic::compare(symbolic::simplify(a), symbolic::simplify(b)) == 0;
+}
+
+// dsc.sgemm, C = A @ B with A and B read through strides (dsc_rt_gemm_f32_strided). C is dense.
+// A's batch dims fold into m when B has none and A's rows follow on across them; otherwise the
+// batch is C's, each operand with C's batch dims or none (stride 0), and batch dims merge
+// while both operands step through them as through one dim, to at most two.
+std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<StridedView>& buffers,
+                                                           std::string* error) {
+  const StridedView& a = buffers[0];
+  const StridedView& b = buffers[1];
+  const StridedView& c = buffers[2];
+  const size_t ar = a.shape.size(), br = b.shape.size(), cr = c.shape.size();
+  if (ar < 2 || br < 2 || cr < 2) {
+    *error = "the GEMM needs rank >= 2 operands";
+    return std::nullopt;
+  }
+  if (!same(c.offset, 0) || !same(c.strides[cr - 1], 1) || !same(c.strides[cr - 2], c.shape[cr - 1])) {
+    *error = "the GEMM writes a dense result";
+    return std::nullopt;
+  }
+  Expr m = a.shape[ar - 2], k = a.shape[ar - 1], n = b.shape[br - 1];
+  const Expr a_row = a.strides[ar - 2], a_col = a.strides[ar - 1];
+  const Expr b_row = b.strides[br - 2], b_col = b.strides[br - 1];
+  // The batch dims: extent, A's stride, B's stride.
+  struct Dim {
+    Expr extent, a, b;
+  };
+  std::vector<Dim> dims;
+  bool folded = false;
+  if (br == 2) { // A's batch folds into m when its rows follow on across it
+    Expr rows = m, step = a_row;
+    folded = true;
+    for (size_t d = ar - 2; d-- > 0;) {
+      step = step * a.shape[d + 1];
+      if (!same(a.strides[d], step) && !same(a.shape[d], 1)) folded = false;
+      rows = rows * a.shape[d];
+    }
+    if (folded) m = symbolic::simplify(rows);
+  }
+  if (!folded) {
+    const size_t batch_rank = cr - 2;
+    if ((ar != 2 && ar != cr) || (br != 2 && br != cr)) {
+      *error = "GEMM operands with batch dims of different ranks";
+      return std::nullopt;
+    }
+    for (size_t d = 0; d < batch_rank; ++d) {
+      if (same(c.shape[d], 1)) continue; // steps nowhere
+      dims.push_back({c.shape[d], ar == 2 ? Expr(0) : a.strides[d], br == 2 ? Expr(0) : b.strides[d]});
+    }
+    // Merge a dim into the one before it when both operands step through the pair as one.
+    std::vector<Dim> merged;
+    for (const Dim& d : dims) {
+      if (!merged.empty()) {
+        Dim& outer = merged.back();
+        if (same(outer.a, d.a * d.extent) && same(outer.b, d.b * d.extent)) {
+          outer = {symbolic::simplify(outer.extent * d.extent), d.a, d.b};
+          continue;
+        }
+      }
+      merged.push_back(d);
+    }
+    dims = std::move(merged);
+    if (dims.size() > 2) {
+      *error = "the GEMM's operands step through more than two batch dims that do not merge";
+      return std::nullopt;
+    }
+  }
+  Expr batch = 1, inner = 1;
+  Expr a_outer = 0, a_inner = 0, b_outer = 0, b_inner = 0;
+  if (!dims.empty()) {
+    batch = dims[0].extent;
+    a_outer = dims[0].a;
+    b_outer = dims[0].b;
+  }
+  if (dims.size() == 2) {
+    batch = symbolic::simplify(batch * dims[1].extent);
+    inner = dims[1].extent;
+    a_inner = dims[1].a;
+    b_inner = dims[1].b;
+  }
+  auto s = [](const Expr& e) { return symbolic::simplify(e); };
+  return std::vector<Expr>{s(batch),  s(inner),   s(m),       n,         k,
+                           s(a.offset), s(a_outer), s(a_inner), s(a_row), s(a_col),
+                           s(b.offset), s(b_outer), s(b_inner), s(b_row), s(b_col)};
+}
+
 } // namespace
 
 const std::vector<LibraryRoutine>& all_library_routines() {
   static const std::vector<LibraryRoutine> routines = {
-#define DSC_LIBRARY_ROUTINE(symbol, target, runtime_function, epilogue_function, buffers, scalars, \
-                            dtype, scalar_args, summary)                                         \
-  {symbol,  TargetKind::target, runtime_function, epilogue_function,                             \
-   buffers, scalars,            DType::dtype,     scalar_args,                                   \
-   summary},
+#define DSC_LIBRARY_ROUTINE(symbol, target, runtime_function, epilogue_function, views, buffers, \
+                            scalars, dtype, scalar_args, summary)                                \
+  {symbol, TargetKind::target, runtime_function, epilogue_function, views,                       \
+   buffers, scalars,           DType::dtype,     scalar_args,       summary},
 #include "ir/LibraryRoutines.def"
   };
   return routines;

@@ -8,22 +8,25 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/StridedView.h"
 #include "ir/Target.h"
 #include "ir/Type.h"
 #include "symbolic/Expr.h"
 
 namespace dsc::ir {
 
-// The scalar arguments of one call, from its operands' and results' shapes (in the routine's
-// buffer order); nullopt with `*error` set when the shapes are not ones the routine takes.
+// The scalar arguments of one call, from how it reads its operands and results (in the
+// routine's buffer order: each buffer's shape, or its strided view); nullopt with `*error` set
+// when they are not ones the routine takes.
 using ScalarArgsFn = std::optional<std::vector<symbolic::Expr>> (*)(
-    const std::vector<std::vector<symbolic::Expr>>& shapes, std::string* error);
+    const std::vector<StridedView>& buffers, std::string* error);
 
 struct LibraryRoutine {
   const char* symbol;           // "blas.sgemm"
   TargetKind target;            // the target kind that offers it
   const char* runtime_function; // the runtime entry point the host code calls
   const char* epilogue_function; // the entry point of a call with an epilogue, or null
+  bool views;                   // reads operands through strides (ir/StridedView.h)
   int buffers;                  // operands then results
   int scalars;                  // int64 arguments after the buffers
   DType dtype;                  // of every buffer

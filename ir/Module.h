@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/IR.h"
+#include "ir/StridedView.h"
 
 namespace dsc::ir {
 
@@ -73,6 +74,9 @@ struct ExternFunc : RefCounted {
   Type ret_type;
   std::vector<WhereClause> where;
   std::string symbol; // "blas.sgemm"
+  // Per parameter, empty or how the routine reads the buffer passed (ir/StridedView.h); all
+  // empty or one entry per parameter.
+  std::vector<std::optional<StridedView>> views;
   // A prim the routine runs on each finished block of rows of its result, or empty
   // (ir/LibraryRoutine.h: epilogue_mismatch says what it must look like).
   std::string epilogue;

@@ -834,6 +834,7 @@ void print_extern_to(std::string& out, const ExternFunc& e) {
   for (size_t i = 0; i < e.params.size(); ++i) {
     if (i) out += ", ";
     out += names.name(e.params[i].get()) + ": " + sig.type(e.params[i]->type);
+    if (i < e.views.size() && e.views[i]) out += " " + view_text(*e.views[i]);
   }
   out += ")";
   if (!e.ret_type.is_unknown()) out += " -> " + TypePrinter(false).type(e.ret_type);

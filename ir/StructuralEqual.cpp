@@ -135,6 +135,15 @@ public:
       return false;
     for (size_t i = 0; i < a.params.size(); ++i)
       if (!param(a.params[i], b.params[i])) return false;
+    if (a.views.size() != b.views.size()) return false;
+    for (size_t i = 0; i < a.views.size(); ++i) {
+      const std::optional<StridedView>& x = a.views[i];
+      const std::optional<StridedView>& y = b.views[i];
+      if (x.has_value() != y.has_value()) return false;
+      if (x && (!same_dims(x->shape, y->shape) || !same_dims(x->strides, y->strides) ||
+                !same_dims({x->offset}, {y->offset})))
+        return false;
+    }
     return a.ret_type == b.ret_type && same_where(a.where, b.where);
   }
 
@@ -434,6 +443,14 @@ private:
     mix(e.params.size());
     for (const VarRef& p : e.params)
       param(p);
+    mix(e.views.size());
+    for (const std::optional<StridedView>& v : e.views) {
+      mix(v.has_value());
+      if (!v) continue;
+      dims(v->shape);
+      dims(v->strides);
+      sym(v->offset);
+    }
     type(e.ret_type);
     where(e.where);
   }

@@ -501,6 +501,18 @@ void verify_extern(const ExternFunc& e, const Module& m, Reporter& r) {
     if (!seen.insert(p.get()).second) r.error("var '" + p->name + "' is bound twice");
     if (p->type.is_unknown()) r.error("parameter '" + p->name + "' has no type");
   }
+  if (!e.views.empty() && e.views.size() != e.params.size())
+    r.error(std::to_string(e.views.size()) + " views for " + std::to_string(e.params.size()) +
+            " parameters");
+  const LibraryRoutine* routine = find_library_routine(e.symbol);
+  for (size_t i = 0; i < e.views.size() && i < e.params.size(); ++i) {
+    if (!e.views[i]) continue;
+    if (!routine || !routine->views)
+      r.error("parameter '" + e.params[i]->name + "' is a strided view, but routine \"" +
+              e.symbol + "\" reads no views");
+    else if (std::string why = view_mismatch(*e.views[i], e.params[i]->type); !why.empty())
+      r.error("parameter '" + e.params[i]->name + "': " + why);
+  }
 }
 
 } // namespace

@@ -179,10 +179,19 @@ struct LoopParts {
   std::unique_ptr<Block> body;
 };
 
+// `as [dims] strides [strides] offset X` after an extern parameter's type: the routine reads
+// the buffer passed as a strided view (ir/StridedView.h).
+struct ParamView {
+  SourceLoc loc;
+  std::vector<ExprPtr> shape, strides;
+  ExprPtr offset;
+};
+
 struct Param {
   Ident name;
   TypeNode type;
-  ExprPtr default_value; // `axis: int = -1`
+  ExprPtr default_value;           // `axis: int = -1`
+  std::shared_ptr<ParamView> view; // an extern's operand read in place, or null
 };
 
 enum class DeclKind : uint8_t { Import, Fn, Prim, Extern };

@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -354,6 +355,24 @@ param_list:
 
 param:
     Ident ":" type           { $$.name = ast::Ident{std::move($1), @1.begin}; $$.type = std::move($3); }
+  | Ident ":" type Ident "[" dims "]" Ident "[" dims "]" Ident expr {
+      // An extern's operand read as a strided view: `a: f32[B, S, 2304] as [B, 12, S, 64]
+      // strides [2304*S, 64, 2304, 1] offset 768`; `as`, `strides` and `offset` are words here.
+      $$.name = ast::Ident{std::move($1), @1.begin};
+      $$.type = std::move($3);
+      for (const auto& [word, want, at] : {std::tuple{&$4, "as", @4.begin},
+                                           std::tuple{&$8, "strides", @8.begin},
+                                           std::tuple{&$12, "offset", @12.begin}})
+        if (*word != want)
+          drv.diags().error(at, std::string("expected `as [dims] strides [strides] offset N` "
+                                            "after the parameter's type; found `") + *word +
+                                    "` where `" + want + "` goes");
+      $$.view = std::make_shared<ast::ParamView>();
+      $$.view->loc = @4.begin;
+      $$.view->shape = std::move($6);
+      $$.view->strides = std::move($10);
+      $$.view->offset = std::move($13);
+    }
   | Ident ":" type "=" expr  {
       $$.name = ast::Ident{std::move($1), @1.begin};
       $$.type = std::move($3);

@@ -106,6 +106,7 @@ public:
 
   Ref<ir::Function> function(const ast::Decl& d);
   Ref<ir::ExternFunc> external(const ast::Decl& d);
+  bool views(const ast::Decl& d, ir::ExternFunc& ext);
 
 private:
   enum class TypeUse { Param, Return, Assertion };
@@ -349,6 +350,10 @@ bool GraphResolver::params(const std::vector<ast::Param>& ps, bool allow_default
     }
     vars.push_back(var);
 
+    if (p.view && allow_defaults) {
+      diags_.error(p.view->loc, "only an extern function's parameter is read as a strided view");
+      ok = false;
+    }
     ir::Expr def;
     if (p.default_value) {
       if (!allow_defaults) {
@@ -486,7 +491,49 @@ Ref<ir::ExternFunc> GraphResolver::external(const ast::Decl& d) {
                                "\"blas.sgemm\"");
     ok = false;
   }
+  ok = views(d, *ext) && ok;
   return ok ? e : nullptr;
+}
+
+// An extern's strided views (ir/StridedView.h), for a routine that reads them.
+bool GraphResolver::views(const ast::Decl& d, ir::ExternFunc& ext) {
+  bool any = false, ok = true;
+  for (const ast::Param& p : d.params) any = any || p.view;
+  if (!any) return true;
+  const ir::LibraryRoutine* routine = ir::find_library_routine(d.symbol);
+  for (size_t i = 0; i < d.params.size(); ++i) {
+    const std::shared_ptr<ast::ParamView>& v = d.params[i].view;
+    if (!v) {
+      ext.views.emplace_back();
+      continue;
+    }
+    if (routine && !routine->views) {
+      diags_.error(v->loc, "routine \"" + d.symbol + "\" reads its operands in place, with no "
+                           "strided views");
+      ok = false;
+    }
+    ir::StridedView view;
+    auto convert = [&](const std::vector<ast::ExprPtr>& in, std::vector<symbolic::Expr>& out) {
+      for (const ast::ExprPtr& e : in) {
+        std::optional<symbolic::Expr> x = dim(*e, false);
+        if (x) out.push_back(std::move(*x));
+        else ok = false;
+      }
+    };
+    convert(v->shape, view.shape);
+    convert(v->strides, view.strides);
+    if (std::optional<symbolic::Expr> x = dim(*v->offset, false)) view.offset = *x;
+    else ok = false;
+    if (!ok) return false;
+    if (i < ext.params.size()) {
+      if (std::string why = ir::view_mismatch(view, ext.params[i]->type); !why.empty()) {
+        diags_.error(v->loc, "parameter '" + d.params[i].name.name + "': " + why);
+        return false;
+      }
+    }
+    ext.views.push_back(std::move(view));
+  }
+  return ok;
 }
 
 // ---------------------------------------------------------------- bodies

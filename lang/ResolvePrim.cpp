@@ -275,6 +275,10 @@ std::optional<symbolic::Expr> PrimResolver::bound(const ast::Expr& e, const char
 bool PrimResolver::buffers(const std::vector<ast::Param>& ps, std::vector<ir::Buffer>& out) {
   bool ok = true;
   for (const ast::Param& p : ps) {
+    if (p.view) {
+      diags_.error(p.view->loc, "only an extern function's parameter is read as a strided view");
+      ok = false;
+    }
     if (p.default_value) {
       diags_.error(p.default_value->loc, "a prim's buffers have no defaults");
       ok = false;

@@ -277,7 +277,7 @@ private:
       if (!ext->epilogue.empty() && !epilogue)
         return fail(call.loc, "the epilogue '" + ext->epilogue + "' of '" + ext->name +
                                   "' is not a prim of the module");
-      return lower_library_call(call, *routine, args, type, name, epilogue.get());
+      return lower_library_call(call, *ext, *routine, args, type, name, epilogue.get());
     }
     return fail(call.loc, "'" + call.callee + "' was not legalized (is it a primitive op the CPU "
                                               "backend does not support yet?)");
@@ -595,6 +595,7 @@ private:
   // the step's buffers are the operands, those inputs, then the result, and the routine's
   // scalars come from the operands and the result alone.
   std::optional<std::vector<int>> lower_library_call(const ir::Call& call,
+                                                     const ir::ExternFunc& ext,
                                                      const ir::LibraryRoutine& routine,
                                                      const std::vector<int>& args,
                                                      const ir::Type& type, const std::string& name,
@@ -608,18 +609,31 @@ private:
                                 std::to_string(routine.buffers + epilogue_inputs) +
                                 " operands, epilogue inputs and results; '" + call.callee +
                                 "' has " + std::to_string(buffers.size()));
-    std::vector<std::vector<Expr>> shapes;
-    for (size_t j = 0; j < buffers.size(); ++j)
-      if (j < 2 || j + outs.size() >= buffers.size()) shapes.push_back(p_.buffers[buffers[j]].shape);
+    // How the routine reads each operand and result: through the extern's view of it, or as
+    // it is.
+    std::vector<ir::StridedView> layouts;
+    for (size_t j = 0; j < buffers.size(); ++j) {
+      if (j >= 2 && j + outs.size() < buffers.size()) continue; // an epilogue's input
+      if (j < ext.views.size() && ext.views[j]) {
+        if (!check_view_inside(call, ext, j, p_.buffers[buffers[j]])) return std::nullopt;
+        layouts.push_back(*ext.views[j]);
+      } else {
+        layouts.push_back(ir::dense_view(p_.buffers[buffers[j]].shape));
+      }
+    }
     std::string error;
-    std::optional<std::vector<Expr>> ints = routine.scalar_args(shapes, &error);
+    std::optional<std::vector<Expr>> ints = routine.scalar_args(layouts, &error);
     if (!ints) return fail(call.loc, error);
     HostStep step;
     step.kind = HostStep::Kind::Library;
     step.callee = routine.symbol;
     if (epilogue) {
+      // The result's rows: all its dims but the last.
+      Expr rows = 1;
+      const std::vector<Expr>& result = p_.buffers[outs.at(0)].shape;
+      for (size_t d = 0; d + 1 < result.size(); ++d) rows = rows * result[d];
       std::optional<std::vector<Expr>> symbols =
-          epilogue_symbols(call, *epilogue, buffers, symbolic::simplify((*ints)[0] * (*ints)[1]));
+          epilogue_symbols(call, *epilogue, buffers, symbolic::simplify(rows));
       if (!symbols) return std::nullopt;
       step.epilogue = epilogue->name;
       step.epilogue_ints = std::move(*symbols);
@@ -628,6 +642,26 @@ private:
     step.ints = std::move(*ints);
     p_.steps.push_back(std::move(step));
     return outs;
+  }
+
+  // A strided view must stay inside the buffer passed: its last element, below the buffer's
+  // element count, proved here or checked on entry like a `where` clause.
+  bool check_view_inside(const ir::Call& call, const ir::ExternFunc& ext, size_t j,
+                         const HostBuffer& buffer) {
+    Expr elements = 1;
+    for (const Expr& d : buffer.shape) elements = elements * d;
+    Expr fact = symbolic::lt(ir::last_element(*ext.views[j]), symbolic::simplify(elements));
+    const std::string what = "the strided view of '" + ext.params[j]->name + "' in '" +
+                             ext.name + "' stays inside the buffer";
+    Expr decided = symbolic::simplify(fact);
+    if (const auto* c = decided.as<symbolic::BoolConst>(); c && c->value) return true;
+    if (decided.as<symbolic::BoolConst>()) {
+      fail(call.loc, "the strided view of '" + ext.params[j]->name + "' in '" + ext.name +
+                         "' reads past the end of the buffer passed (" + symbolic::to_string(fact) +
+                         " is false)");
+      return false;
+    }
+    return add_check(fact, what + ": " + symbolic::to_string(fact), call.loc);
   }
 
   // The values of an epilogue's symbols (ir::prim_signature_symbols): its row count is all

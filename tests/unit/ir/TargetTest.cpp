@@ -53,13 +53,17 @@ TEST(Target, SgemmScalarsFoldBatchesIntoM) {
   ASSERT_NE(r, nullptr);
   using symbolic::sym;
   std::string error;
-  auto args = r->scalar_args({{sym("B"), sym("S"), 768}, {768, 64}, {sym("B"), sym("S"), 64}}, &error);
+  auto args = r->scalar_args({dense_view({sym("B"), sym("S"), 768}), dense_view({768, 64}),
+                              dense_view({sym("B"), sym("S"), 64})},
+                             &error);
   ASSERT_TRUE(args.has_value()) << error;
   ASSERT_EQ(args->size(), static_cast<size_t>(r->scalars));
   EXPECT_EQ(symbolic::to_string((*args)[0]), "1");   // batch
   EXPECT_EQ(symbolic::to_string((*args)[1]), "B*S"); // m
   EXPECT_EQ(symbolic::to_string((*args)[2]), "64");  // n
-  EXPECT_FALSE(r->scalar_args({{sym("B"), 3, 4, 5}, {sym("B"), 5, 6}, {sym("B"), 3, 4, 6}}, &error));
+  EXPECT_FALSE(r->scalar_args(
+      {dense_view({sym("B"), 3, 4, 5}), dense_view({sym("B"), 5, 6}), dense_view({sym("B"), 3, 4, 6})},
+      &error));
   EXPECT_EQ(error, "BLAS matmul with batch dims of different ranks");
 }
 

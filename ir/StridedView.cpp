@@ -1,0 +1,45 @@
+#include "ir/StridedView.h"
+
+#include "ir/Type.h"
+#include "symbolic/Printer.h"
+#include "symbolic/Simplify.h"
+
+namespace dsc::ir {
+
+StridedView dense_view(const std::vector<symbolic::Expr>& shape) {
+  StridedView v;
+  v.shape = shape;
+  v.strides.assign(shape.size(), symbolic::Expr(1));
+  for (size_t k = shape.size(); k-- > 1;)
+    v.strides[k - 1] = symbolic::simplify(v.strides[k] * shape[k]);
+  v.offset = symbolic::Expr(0);
+  return v;
+}
+
+symbolic::Expr last_element(const StridedView& v) {
+  symbolic::Expr last = v.offset;
+  for (size_t k = 0; k < v.shape.size() && k < v.strides.size(); ++k)
+    last = last + (v.shape[k] - 1) * v.strides[k];
+  return symbolic::simplify(last);
+}
+
+std::string view_mismatch(const StridedView& v, const Type& buffer) {
+  if (!buffer.is_tensor()) return "only a tensor can be read as a strided view";
+  if (v.shape.size() != v.strides.size())
+    return "the view has " + std::to_string(v.shape.size()) + " dims but " +
+           std::to_string(v.strides.size()) + " strides";
+  if (!v.offset.defined()) return "the view has no offset";
+  return "";
+}
+
+std::string view_text(const StridedView& v) {
+  auto list = [](const std::vector<symbolic::Expr>& xs) {
+    std::string s = "[";
+    for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + symbolic::to_string(xs[i]);
+    return s + "]";
+  };
+  return "as " + list(v.shape) + " strides " + list(v.strides) + " offset " +
+         symbolic::to_string(v.offset);
+}
+
+} // namespace dsc::ir
