@@ -363,11 +363,17 @@ public:
 
   // elementwise (elementwise and broadcast ops), injective (with layout ops), reduction (a
   // reduction with its producers), stitched (reductions and maps row by row), epilogue of a
-  // routine (a library call that runs a map on the rows it finishes).
+  // routine (a library call that runs a map on the rows it finishes), and for a library call
+  // that reads operands through strided views, ", operands read in place".
   static std::string kernel_kind(const lowering::FnItem& item) {
     using Kind = lowering::ComputeDesc::Kind;
-    if (item.desc->kind == Kind::Library && item.desc->library.epilogue)
-      return "epilogue of " + item.desc->library.routine;
+    if (item.desc->kind == Kind::Library) {
+      const lowering::LibraryCall& call = item.desc->library;
+      bool in_place = false;
+      for (const std::optional<ir::StridedView>& v : call.views) in_place = in_place || v;
+      std::string kind = call.epilogue ? "epilogue of " + call.routine : call.routine;
+      return in_place ? kind + ", operands read in place" : kind;
+    }
     if (item.desc->kind == Kind::Stitch) return "stitched";
     if (item.desc->kind == Kind::Reduce) return "reduction";
     for (const FusedOp& op : item.ops) {

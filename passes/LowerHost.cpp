@@ -644,24 +644,31 @@ private:
     return outs;
   }
 
-  // A strided view must stay inside the buffer passed: its last element, below the buffer's
-  // element count, proved here or checked on entry like a `where` clause.
+  // A strided view must stay inside the buffer passed: its offset and strides not negative,
+  // its last element below the buffer's element count; each proved here or checked on entry
+  // like a `where` clause.
   bool check_view_inside(const ir::Call& call, const ir::ExternFunc& ext, size_t j,
                          const HostBuffer& buffer) {
+    const ir::StridedView& view = *ext.views[j];
     Expr elements = 1;
     for (const Expr& d : buffer.shape) elements = elements * d;
-    Expr fact = symbolic::lt(ir::last_element(*ext.views[j]), symbolic::simplify(elements));
+    std::vector<Expr> facts = {symbolic::le(Expr(0), view.offset)};
+    for (const Expr& s : view.strides) facts.push_back(symbolic::le(Expr(0), s));
+    facts.push_back(symbolic::lt(ir::last_element(view), symbolic::simplify(elements)));
     const std::string what = "the strided view of '" + ext.params[j]->name + "' in '" +
                              ext.name + "' stays inside the buffer";
-    Expr decided = symbolic::simplify(fact);
-    if (const auto* c = decided.as<symbolic::BoolConst>(); c && c->value) return true;
-    if (decided.as<symbolic::BoolConst>()) {
-      fail(call.loc, "the strided view of '" + ext.params[j]->name + "' in '" + ext.name +
-                         "' reads past the end of the buffer passed (" + symbolic::to_string(fact) +
-                         " is false)");
-      return false;
+    for (const Expr& fact : facts) {
+      Expr decided = symbolic::simplify(fact);
+      if (const auto* c = decided.as<symbolic::BoolConst>()) {
+        if (c->value) continue;
+        fail(call.loc, "the strided view of '" + ext.params[j]->name + "' in '" + ext.name +
+                           "' reads outside the buffer passed (" + symbolic::to_string(fact) +
+                           " is false)");
+        return false;
+      }
+      if (!add_check(fact, what + ": " + symbolic::to_string(fact), call.loc)) return false;
     }
-    return add_check(fact, what + ": " + symbolic::to_string(fact), call.loc);
+    return true;
   }
 
   // The values of an epilogue's symbols (ir::prim_signature_symbols): its row count is all

@@ -92,13 +92,17 @@ struct Reduction {
 struct ComputeDesc;
 
 // A routine of ir/LibraryRoutines.def called on graph values (operands possibly reshaped by
-// bindings inserted before the call), and, when fuse gave it one, its epilogue: a map over a
+// bindings inserted before the call, or read through strided views), and, when fuse gave it
+// one, its epilogue: a map over a
 // block of rows of the result (passes/legalize/Epilogue.h), whose inputs' args the call passes
 // after the operands.
 struct LibraryCall {
   std::string routine;
   std::vector<ir::Expr> args;
   std::shared_ptr<const ComputeDesc> epilogue;
+  // Per operand, empty or the strided view through which the routine reads args[k] (fuse reads
+  // a permuted, reshaped or split operand from its source in place; ir/StridedView.h).
+  std::vector<std::optional<ir::StridedView>> views;
 };
 
 // One step of a stitched group (fuse's output, passes/legalize/Fuse.h, or argmax's and

@@ -153,10 +153,14 @@ void FnContext::add_prim(Ref<ir::PrimFunc> prim) {
 }
 
 std::string FnContext::library_extern(const std::string& symbol, const std::vector<ir::Type>& args,
-                                      const ir::Type& result, const std::string& epilogue) {
+                                      const ir::Type& result, const std::string& epilogue,
+                                      const std::vector<std::optional<ir::StridedView>>& views) {
   std::string key = symbol + ":" + epilogue + ":";
-  for (const ir::Type& a : args)
-    key += ir::to_string(a) + ",";
+  for (size_t k = 0; k < args.size(); ++k) {
+    key += ir::to_string(args[k]);
+    if (k < views.size() && views[k]) key += " " + ir::view_text(*views[k]);
+    key += ",";
+  }
   key += "->" + ir::to_string(result);
   auto it = externs_.find(key);
   if (it != externs_.end()) return it->second;
@@ -168,6 +172,12 @@ std::string FnContext::library_extern(const std::string& symbol, const std::vect
   e->ret_type = result;
   e->symbol = symbol;
   e->epilogue = epilogue;
+  bool any_view = false;
+  for (const std::optional<ir::StridedView>& v : views) any_view = any_view || v.has_value();
+  if (any_view) {
+    e->views = views;
+    e->views.resize(args.size());
+  }
   e->loc = fn_.loc;
   out_.add(Ref<ir::ExternFunc>(e));
   externs_[key] = e->name;

@@ -86,11 +86,12 @@ public:
   void add_prim(Ref<ir::PrimFunc> prim);
   // The module legalize is building.
   const ir::Module& module() const { return out_; }
-  // The extern bound to library routine `symbol` ("blas.sgemm") with this signature and
-  // epilogue prim (none when empty), named `<fn>_<routine>_<n>` ("sgemm") and added on first
-  // use; its name.
+  // The extern bound to library routine `symbol` ("blas.sgemm") with this signature, strided
+  // views of its parameters (none when empty) and epilogue prim (none when empty), named
+  // `<fn>_<routine>_<n>` ("sgemm") and added on first use; its name.
   std::string library_extern(const std::string& symbol, const std::vector<ir::Type>& args,
-                             const ir::Type& result, const std::string& epilogue = "");
+                             const ir::Type& result, const std::string& epilogue = "",
+                             const std::vector<std::optional<ir::StridedView>>& views = {});
 
   // Inserts `let NAME = value` before the binding being lowered; returns the var.
   ir::Expr insert_binding(std::string_view hint, ir::Expr value, const ir::Type& type);

@@ -103,7 +103,8 @@ private:
     std::vector<ir::Type> types;
     for (const ir::Expr& a : args)
       types.push_back(a->type);
-    std::string name = ctx_.library_extern(d_.library.routine, types, d_.type, epilogue);
+    std::string name =
+        ctx_.library_extern(d_.library.routine, types, d_.type, epilogue, d_.library.views);
     return ir::Call::make(name, std::move(args), {}, d_.type, ctx_.loc());
   }
 
