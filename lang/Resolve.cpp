@@ -507,7 +507,11 @@ bool GraphResolver::views(const ast::Decl& d, ir::ExternFunc& ext) {
       ext.views.emplace_back();
       continue;
     }
-    if (routine && !routine->views) {
+    if (!routine) {
+      diags_.error(v->loc, "\"" + d.symbol + "\" is no library routine dsc knows, so nothing "
+                           "reads this strided view (ir/LibraryRoutines.def lists the routines)");
+      ok = false;
+    } else if (!routine->views) {
       diags_.error(v->loc, "routine \"" + d.symbol + "\" reads its operands in place, with no "
                            "strided views");
       ok = false;
