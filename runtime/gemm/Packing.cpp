@@ -33,6 +33,11 @@ void pack_b(const Product& p, int64_t nr, int64_t p0, int64_t kc, int64_t j0, in
         continue;
       }
       const float* src = p.b + (col + j) * p.b_col + p0 * p.b_row;
+      if (p.b_row == 1) { // B stored transposed: the column is contiguous
+        for (int64_t q = 0; q < kc; ++q)
+          dst[q * nr + j] = src[q];
+        continue;
+      }
       for (int64_t q = 0; q < kc; ++q)
         dst[q * nr + j] = src[q * p.b_row];
     }
