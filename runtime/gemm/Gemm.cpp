@@ -377,32 +377,6 @@ void batched(Product p, const Batch& batch, const Epilogue* epilogue) {
   run(0, batch.count, true);
 }
 
-// dsc_rt_gemm_f32_strided's arguments as a product and a batch; false for negative strides or
-// offsets (the call does nothing).
-bool strided(const float* a, const float* bm, float* c, int64_t batch, int64_t inner, int64_t m,
-             int64_t n, int64_t k, const int64_t a_layout[5], const int64_t b_layout[5],
-             Product* p, Batch* b) {
-  for (int i = 0; i < 5; ++i)
-    if (a_layout[i] < 0 || b_layout[i] < 0) return false;
-  p->a = a + a_layout[0];
-  p->b = bm + b_layout[0];
-  p->c = c;
-  p->m = m;
-  p->n = n;
-  p->k = k;
-  p->a_row = a_layout[3];
-  p->a_col = a_layout[4];
-  p->b_row = b_layout[3];
-  p->b_col = b_layout[4];
-  b->count = batch;
-  b->inner_count = inner;
-  b->a_outer = a_layout[1];
-  b->a_inner = a_layout[2];
-  b->b_outer = b_layout[1];
-  b->b_inner = b_layout[2];
-  return true;
-}
-
 } // namespace
 
 } // namespace dsc::runtime::gemm
@@ -410,12 +384,8 @@ bool strided(const float* a, const float* bm, float* c, int64_t batch, int64_t i
 extern "C" void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch,
                                 int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
                                 int64_t b_batch_stride, int64_t trans_b) {
-  if (a_batch_stride < 0 || b_batch_stride < 0) return;
-  const int64_t a_layout[5] = {0, a_batch_stride, 0, k, 1};
-  const int64_t b_layout[5] = {0, b_batch_stride, 0, trans_b ? 1 : n, trans_b ? k : 1};
-  dsc_rt_gemm_f32_strided(a, bm, c, batch, 1, m, n, k, a_layout[0], a_layout[1], a_layout[2],
-                          a_layout[3], a_layout[4], b_layout[0], b_layout[1], b_layout[2],
-                          b_layout[3], b_layout[4]);
+  dsc_rt_gemm_f32_strided(a, bm, c, batch, 1, m, n, k, 0, a_batch_stride, 0, k, 1, 0,
+                          b_batch_stride, 0, trans_b ? 1 : n, trans_b ? k : 1);
 }
 
 extern "C" void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* c,
@@ -424,12 +394,9 @@ extern "C" void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* 
                                         int64_t a_inner, int64_t a_row, int64_t a_col,
                                         int64_t b_offset, int64_t b_outer, int64_t b_inner,
                                         int64_t b_row, int64_t b_col) {
-  using namespace dsc::runtime::gemm;
-  const int64_t a_layout[5] = {a_offset, a_outer, a_inner, a_row, a_col};
-  const int64_t b_layout[5] = {b_offset, b_outer, b_inner, b_row, b_col};
-  Product p;
-  Batch b;
-  if (strided(a, bm, c, batch, inner, m, n, k, a_layout, b_layout, &p, &b)) batched(p, b, nullptr);
+  dsc_rt_gemm_f32_strided_epilogue(a, bm, c, batch, inner, m, n, k, a_offset, a_outer, a_inner,
+                                   a_row, a_col, b_offset, b_outer, b_inner, b_row, b_col,
+                                   nullptr, nullptr, nullptr, 0, nullptr, 0, 0);
 }
 
 extern "C" void dsc_rt_gemm_f32_strided_epilogue(
@@ -453,11 +420,21 @@ extern "C" void dsc_rt_gemm_f32_strided_epilogue(
                  static_cast<long long>(Epilogue::kMaxSymbols));
     std::abort();
   }
-  const int64_t a_layout[5] = {a_offset, a_outer, a_inner, a_row, a_col};
-  const int64_t b_layout[5] = {b_offset, b_outer, b_inner, b_row, b_col};
+  for (int64_t x : {a_offset, a_outer, a_inner, a_row, a_col, b_offset, b_outer, b_inner, b_row,
+                    b_col})
+    if (x < 0) return; // documented as doing nothing
   Product p;
-  Batch b;
-  if (!strided(a, bm, c, batch, inner, m, n, k, a_layout, b_layout, &p, &b)) return;
+  p.a = a + a_offset;
+  p.b = bm + b_offset;
+  p.c = c;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a_row = a_row;
+  p.a_col = a_col;
+  p.b_row = b_row;
+  p.b_col = b_col;
+  const Batch b{batch, inner, a_outer, a_inner, b_outer, b_inner};
   if (!epilogue) {
     batched(p, b, nullptr);
     return;
