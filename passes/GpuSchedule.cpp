@@ -106,7 +106,7 @@ public:
     if (outer.empty()) return single_thread();
     const sym::Expr count = element_count(outer);
 
-    if (!has_loop(*inner)) return per_thread(outer, *inner, count);
+    if (!has_loop(*inner)) return per_element(outer, *inner, count);
     std::vector<const ir::For*> loops;
     bool other = false;
     row_loops(*inner, &loops, &other);
@@ -284,6 +284,26 @@ private:
     body = ir::For::make(t, 0, kGpuThreadsPerBlock, ForKind::GpuThreadX, body);
     const sym::Expr blocks =
         sym::simplify(sym::floordiv(count + (kGpuThreadsPerBlock - 1), kGpuThreadsPerBlock));
+    return ir::For::make(b, 0, blocks, ForKind::GpuBlockX, body);
+  }
+
+  // block_x for b in 0..ceildiv(count, T*U) {
+  //   thread_x for t in 0..T { unroll for u in 0..U { if b*T*U + u*T + t < count {..} } } }
+  // U elements per thread, a block's threads side by side in each, so that every thread has U
+  // independent loads in flight.
+  Stmt per_element(const std::vector<const ir::For*>& outer, const Stmt& inner,
+                   const sym::Expr& count) {
+    const std::string b = fresh("gpu_block"), t = fresh("gpu_thread"), u = fresh("gpu_element");
+    constexpr int64_t per_block = kGpuThreadsPerBlock * kGpuElementsPerThread;
+    const sym::Expr flat = sym::Expr(sym::Sym::make(b)) * per_block +
+                           sym::Expr(sym::Sym::make(u)) * kGpuThreadsPerBlock + sym::Sym::make(t);
+    Stmt body = SubstituteVars(unflatten(outer, flat)).mutate(inner);
+    PrimExpr in_range = ir::PrimBinary::make(ir::BinaryOp::LT, ir::Index::make(flat),
+                                             ir::Index::make(count));
+    body = ir::IfStmt::make(in_range, body, Stmt());
+    body = ir::For::make(u, 0, kGpuElementsPerThread, ForKind::Unrolled, body);
+    body = ir::For::make(t, 0, kGpuThreadsPerBlock, ForKind::GpuThreadX, body);
+    const sym::Expr blocks = sym::simplify(sym::floordiv(count + (per_block - 1), per_block));
     return ir::For::make(b, 0, blocks, ForKind::GpuBlockX, body);
   }
 

@@ -9,8 +9,10 @@
 //
 // The outer loops whose iterations are independent (the output space, for legalize's prims)
 // are flattened into one index, and the rest is one of three forms:
-//   - elements: nothing below them loops. One element per thread:
-//       block_x for b in 0..ceildiv(N, 256) { thread_x for t in 0..256 { if b*256+t < N {..} } }
+//   - elements: nothing below them loops. Four elements per thread, 256 apart, so that each
+//     thread has four independent loads in flight and a warp's accesses stay side by side:
+//       block_x for b in 0..ceildiv(N, 1024) { thread_x for t in 0..256 {
+//         unroll for u in 0..4 { if b*1024 + u*256 + t < N {..} } } }
 //   - rows per block: what is below them is a row (a reduction, or a stitch of reductions and
 //     maps) whose loops all run over a contiguous axis with independent iterations or a
 //     reduction into locals. One row per block, its loops `thread_x`:
@@ -29,6 +31,8 @@ namespace dsc::passes {
 // Threads per block of the element and rows-per-thread forms, and the most a rows-per-block
 // kernel uses.
 constexpr int64_t kGpuThreadsPerBlock = 256;
+// Elements per thread of the element form.
+constexpr int64_t kGpuElementsPerThread = 4;
 
 ir::Stmt gpu_schedule(const ir::PrimFunc& p, PassContext& ctx);
 

@@ -670,7 +670,7 @@ private:
   }
 
   // dsc_rt_cuda_launch(call, module, kernel, grid, block, 0, buffers, n, symbols, n), its grid
-  // and block evaluated from the step's symbol values; a failure returns 1.
+  // and block (x and y) evaluated from the step's symbol values; a failure returns 1.
   void emit_kernel_launch(const ir::HostStep& s, const std::vector<std::string>& symbols,
                           llvm::Value* buffers, size_t num_buffers, llvm::Value* ints,
                           const std::string& what) {
@@ -683,6 +683,7 @@ private:
     for (size_t j = 0; j < symbols.size(); ++j) values[symbols[j]] = s.ints[j];
     llvm::Value* grid = eval(ir::substitute(it->second.grid_x, values), "the grid of " + what);
     llvm::Value* block = eval(ir::substitute(it->second.block_x, values), "the block of " + what);
+    llvm::Value* block_rows = eval(ir::substitute(it->second.block_y, values), "the block of " + what);
     if (!ok()) return;
     llvm::FunctionCallee launch = runtime(
         "dsc_rt_cuda_launch", i32_,
@@ -690,7 +691,7 @@ private:
     llvm::Value* one = b_.getInt64(1);
     llvm::Value* status = b_.CreateCall(
         launch, {call_, gpu_->module, string_constant(it->second.kernel), grid, one, one, block,
-                 one, one, b_.getInt64(0), buffers, i32(static_cast<int64_t>(num_buffers)), ints,
+                 block_rows, one, b_.getInt64(0), buffers, i32(static_cast<int64_t>(num_buffers)), ints,
                  i32(static_cast<int64_t>(symbols.size()))});
     guard(
         b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "launch");

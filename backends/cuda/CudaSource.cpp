@@ -10,6 +10,7 @@
 #include "ir/Functor.h"
 #include "ir/HostProgram.h"
 #include "ir/Intrinsics.h"
+#include "ir/OpRegistry.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Simplify.h"
 
@@ -25,6 +26,14 @@ using ir::PrimExpr;
 using ir::Stmt;
 
 constexpr int64_t kMaxThreads = 256;
+
+// A row kernel keeps each thread's share of the row in registers while the row has at most
+// kRowRegisters elements per thread: the loops over the row unroll that many times. Measured on
+// an H200 (bench/gpu/README.md): 16 and 32 were slower than 8 (32 by 2 to 5 times), the arrays
+// no longer fitting the registers.
+constexpr int64_t kRowRegisters = 8;
+// Rows per block when a warp takes a row (kMaxThreads / 32).
+constexpr int64_t kWarpRowsPerBlock = kMaxThreads / 32;
 
 // What every kernel uses: floor division, NaN-propagating min/max, the identities of the
 // combiners and the block-wide combination of one value per thread.
@@ -323,17 +332,23 @@ public:
     for (const std::string& s : symbols_) params.push_back("long long " + ident(s));
     for (size_t i = 0; i < params.size(); ++i) os << (i ? ", " : "") << params[i];
     os << ") {\n";
-    line(os, 1) << "const long long " << ident(grid->var) << " = " << c_index(grid->min)
-                << " + (long long)blockIdx.x;\n";
     body_ = &os;
-    emit_block_level(grid->body, 1);
-    os << "}\n";
-    emit_emulator_entry(os);
-
+    row_ = plan_row(*grid);
     KernelLaunch launch;
     launch.kernel = kernel_;
-    launch.grid_x = sym::simplify(grid->extent);
-    launch.block_x = block_size(grid->body, grid->var);
+    if (row_) {
+      emit_row_kernel(*grid);
+      launch = row_launch(*grid);
+    } else {
+      line(os, 1) << "const long long " << ident(grid->var) << " = " << c_index(grid->min)
+                  << " + (long long)blockIdx.x;\n";
+      emit_block_level(grid->body, 1);
+      launch.grid_x = sym::simplify(grid->extent);
+      launch.block_x = block_size(grid->body, grid->var);
+    }
+    os << "}\n";
+    emit_emulator_entry(os);
+    launch.kernel = kernel_;
     return launch;
   }
 
@@ -380,27 +395,252 @@ private:
     return sym::simplify(sym::min(sym::max(rounded, 32), kMaxThreads));
   }
 
+  // ---- row kernels
+
+  // A row kernel: every thread loop of the block loop's body is a statement at its top level,
+  // and all of them run over one range that the signature's symbols give (the rows-per-block
+  // form of passes/GpuSchedule.h). Such a kernel runs each row loop unrolled kRowRegisters
+  // times while the row has at most that many elements per thread, keeping each thread's
+  // elements of the buffers below in registers across the loops, and as plain thread loops
+  // otherwise. A buffer stays in registers when two or more row loops access it, all its
+  // accesses are straight-line statements of the row loops (not under a condition or an inner
+  // loop) and all at one offset, so that every element is read and written by one thread only:
+  // it is loaded from memory once, at its first access if that reads it, and written to memory
+  // once, by its last store.
+  struct RowPlan {
+    sym::Expr min, extent;                              // the row loops' range
+    std::map<std::string, std::string> registers;       // buffer -> its register array
+    std::map<std::string, sym::Expr> offsets;           // buffer -> offset, over kRowIndex
+    std::map<std::string, const ir::For*> preload;      // buffer -> the loop that loads it first
+    std::map<std::string, const ir::Store*> last_store; // buffer -> the store that writes memory
+  };
+  static constexpr const char* kRowIndex = "dsc_row_index";
+
+  static void flatten_seq(const Stmt& s, std::vector<Stmt>* out) {
+    if (const ir::Seq* seq = s.as<ir::Seq>()) {
+      for (const Stmt& c : seq->stmts) flatten_seq(c, out);
+    } else if (s.defined()) {
+      out->push_back(s);
+    }
+  }
+
+  // The element and rows-per-thread forms: one thread loop over the block's threads, each
+  // thread's work under a bound, unrolled or not (`thread_x for t in 0..256 { unroll for u in
+  // 0..4 { if b*1024 + u*256 + t < N {..} } }`).
+  static bool element_form(const std::vector<const ir::For*>& loops) {
+    if (loops.size() != 1) return false;
+    const sym::Const* extent = sym::simplify(loops[0]->extent).as<sym::Const>();
+    if (!extent || extent->value != kMaxThreads) return false;
+    std::vector<Stmt> body;
+    flatten_seq(loops[0]->body, &body);
+    if (body.size() == 1)
+      if (const ir::For* u = body[0].as<ir::For>(); u && u->for_kind == ForKind::Unrolled) {
+        body.clear();
+        flatten_seq(u->body, &body);
+      }
+    for (const Stmt& s : body)
+      if (!s.as<ir::IfStmt>()) return false;
+    return true;
+  }
+
+  std::optional<RowPlan> plan_row(const ir::For& grid) const {
+    std::vector<Stmt> top;
+    flatten_seq(grid.body, &top);
+    std::vector<const ir::For*> loops;
+    for (const Stmt& s : top)
+      if (const ir::For* f = s.as<ir::For>(); f && f->for_kind == ForKind::GpuThreadX) loops.push_back(f);
+    struct CountThreadLoops : ir::IRVisitor {
+      size_t n = 0;
+
+    protected:
+      void visit_node(const ir::For* node) override {
+        n += node->for_kind == ForKind::GpuThreadX;
+        ir::IRVisitor::visit_node(node);
+      }
+    } count;
+    count.visit(grid.body);
+    if (loops.empty() || count.n != loops.size() || element_form(loops)) return std::nullopt;
+
+    RowPlan plan;
+    plan.min = sym::simplify(loops[0]->min);
+    plan.extent = sym::simplify(loops[0]->extent);
+    const std::set<std::string> allowed(symbols_.begin(), symbols_.end());
+    for (const sym::Expr& e : {plan.min, plan.extent})
+      for (const std::string& name : sym::free_symbols(e))
+        if (!allowed.count(name) || name == grid.var) return std::nullopt;
+    for (const ir::For* f : loops)
+      if (!sym::simplify(f->min).same_as(plan.min) || !sym::simplify(f->extent).same_as(plan.extent))
+        return std::nullopt;
+
+    // Every access, in program order.
+    struct Access {
+      std::string buffer;
+      const ir::For* loop;       // the row loop it is in, or null
+      bool straight;             // not under a condition or an inner loop of that row loop
+      sym::Expr offset;          // over kRowIndex; undefined when not symbolic
+      const ir::Store* store;    // null for a load
+    };
+    struct Walker : ir::IRVisitor {
+      const KernelWriter* writer;
+      std::vector<Access> accesses;
+      const ir::For* loop = nullptr;
+      int nested = 0;
+
+    protected:
+      void visit_node(const ir::For* node) override {
+        if (node->for_kind == ForKind::GpuThreadX && !loop) {
+          loop = node;
+          ir::IRVisitor::visit_node(node);
+          loop = nullptr;
+          return;
+        }
+        ++nested;
+        ir::IRVisitor::visit_node(node);
+        --nested;
+      }
+      void visit_node(const ir::IfStmt* node) override {
+        ++nested;
+        ir::IRVisitor::visit_node(node);
+        --nested;
+      }
+      void visit_node(const ir::Load* node) override {
+        ir::IRVisitor::visit_node(node);
+        record(node->buffer, node->indices, nullptr);
+      }
+      void visit_node(const ir::Store* node) override {
+        ir::IRVisitor::visit_node(node);
+        record(node->buffer, node->indices, node);
+      }
+      void record(const std::string& buffer, const std::vector<PrimExpr>& indices, const ir::Store* store) {
+        Access a{buffer, loop, loop && nested == 0, sym::Expr(), store};
+        if (std::optional<sym::Expr> flat = writer->flat_offset(buffer, indices); flat && loop)
+          a.offset = sym::simplify(ir::substitute(*flat, {{loop->var, sym::Sym::make(kRowIndex)}}));
+        accesses.push_back(std::move(a));
+      }
+    } walker;
+    walker.writer = this;
+    walker.visit(grid.body);
+
+    std::set<std::string> outputs;
+    for (const ir::Buffer& b : p_.outputs) outputs.insert(b.name);
+    std::map<std::string, std::vector<const Access*>> by_buffer;
+    for (const Access& a : walker.accesses) by_buffer[a.buffer].push_back(&a);
+    for (const auto& [name, accesses] : by_buffer) {
+      bool ok = true;
+      for (const Access* a : accesses)
+        ok &= a->straight && a->offset.defined() && a->offset.same_as(accesses[0]->offset) &&
+              (!a->store || outputs.count(name));
+      std::set<const ir::For*> loops_touching;
+      for (const Access* a : accesses) loops_touching.insert(a->loop);
+      if (!ok || loops_touching.size() < 2) continue; // read or written by one loop: no reuse
+      plan.registers[name] = "dsc_reg" + std::to_string(plan.registers.size());
+      plan.offsets[name] = accesses[0]->offset;
+      if (!accesses[0]->store) plan.preload[name] = accesses[0]->loop;
+      for (const Access* a : accesses)
+        if (a->store) plan.last_store[name] = a->store;
+    }
+    return plan;
+  }
+
+  // The block's rows: a row per block, or a row per warp when a warp holds the row in
+  // registers (at most 32 * kRowRegisters = 256 elements) and no barrier is needed, so that the
+  // threads of a row that does not exist may return at once.
+  //   if (row >= rows) return;
+  //   if (E <= kRowRegisters * blockDim.x) { registers } else { thread loops }
+  void emit_row_kernel(const ir::For& grid) {
+    std::ostream& os = *body_;
+    const std::string row = ident(grid.var);
+    line(os, 1) << "const long long " << row << " = " << c_index(grid.min)
+                << " + (long long)blockIdx.x * blockDim.y + threadIdx.y;\n";
+    line(os, 1) << "if (" << row << " >= " << c_index(sym::simplify(grid.min + grid.extent))
+                << ") return;\n";
+    line(os, 1) << "if (" << c_index(row_->extent) << " <= " << kRowRegisters
+                << "LL * blockDim.x) {\n";
+    for (const auto& [name, reg] : row_->registers)
+      line(os, 2) << c_type(buffer(name).dtype) << " " << reg << "[" << kRowRegisters << "];\n";
+    const std::map<std::string, DType> outer_locals = locals_;
+    registers_ = true;
+    emit_block_level(grid.body, 2);
+    registers_ = false;
+    barrier_in_registers_ = barriers_ > 0;
+    unsynced_.clear();
+    locals_ = outer_locals;
+    line(os, 1) << "} else {\n";
+    emit_block_level(grid.body, 2);
+    line(os, 1) << "}\n";
+  }
+
+  // Threads per row T = clamp(roundup32(ceildiv(E, kRowRegisters)), 32, 256), so that the row
+  // fits the registers up to E = 256 * kRowRegisters = 2048; a block of kWarpRowsPerBlock rows when
+  // T is 32 (and the register path has no barrier), else of one.
+  KernelLaunch row_launch(const ir::For& grid) const {
+    const sym::Expr& e = row_->extent;
+    const sym::Expr per_row = sym::min(
+        sym::max(sym::floordiv(sym::floordiv(e + (kRowRegisters - 1), kRowRegisters) + 31, 32) * 32, 32),
+        kMaxThreads);
+    sym::Expr rows = 1;
+    if (!barrier_in_registers_)
+      rows = sym::max(1, kWarpRowsPerBlock - (kWarpRowsPerBlock - 1) * sym::floordiv(per_row - 1, 32));
+    KernelLaunch launch;
+    launch.block_x = sym::simplify(per_row);
+    launch.block_y = sym::simplify(rows);
+    launch.grid_x = sym::simplify(sym::floordiv(grid.extent + rows - 1, rows));
+    return launch;
+  }
+
+  // A row loop in registers: unrolled, element k of each thread at min + threadIdx.x +
+  // k * blockDim.x.
+  void emit_register_loop(const ir::For& f, int depth) {
+    std::ostream& os = *body_;
+    const std::string v = ident(f.var);
+    line(os, depth) << "#pragma unroll\n";
+    line(os, depth) << "for (int dsc_k = 0; dsc_k < " << kRowRegisters << "; ++dsc_k) {\n";
+    line(os, depth + 1) << "const long long " << v << " = " << c_index(f.min)
+                        << " + (long long)threadIdx.x + (long long)dsc_k * blockDim.x;\n";
+    line(os, depth + 1) << "if (" << v << " < " << c_index(sym::simplify(f.min + f.extent)) << ") {\n";
+    for (const auto& [name, loop] : row_->preload)
+      if (loop == &f)
+        line(os, depth + 2) << row_->registers.at(name) << "[dsc_k] = " << ident(name) << "["
+                            << register_offset(name, f.var) << "];\n";
+    emit_thread_level(f.body, depth + 2);
+    line(os, depth + 1) << "}\n";
+    line(os, depth) << "}\n";
+  }
+
+  std::string register_offset(const std::string& name, const std::string& var) const {
+    return c_index(sym::simplify(ir::substitute(row_->offsets.at(name), {{kRowIndex, sym::Sym::make(var)}})));
+  }
+
+  bool in_registers(const std::string& buffer) const {
+    return registers_ && row_ && row_->registers.count(buffer);
+  }
+
   const ir::Buffer& buffer(const std::string& name) const {
     auto it = buffers_.find(name);
     if (it == buffers_.end()) unsupported("buffer '" + name + "' is not a parameter (allocations are not supported on CUDA yet)");
     return *it->second;
   }
 
-  // The row-major element offset of `indices` in `buffer`.
-  std::string offset(const std::string& name, const std::vector<PrimExpr>& indices) {
+  // The row-major element offset of `indices` in buffer `name` as one simplified expression,
+  // when every index is symbolic: an index the schedule unflattened (`flat // C`, `flat % C`)
+  // folds back to `flat` there.
+  std::optional<sym::Expr> flat_offset(const std::string& name, const std::vector<PrimExpr>& indices) const {
     const ir::Buffer& b = buffer(name);
     if (indices.size() != b.shape.size()) unsupported("buffer '" + name + "' indexed with the wrong rank");
-    if (indices.empty()) return "0";
-    // Symbolic indices give a symbolic offset, simplified as one expression: an index the
-    // schedule unflattened (`flat // C`, `flat % C`) folds back to `flat` there.
     sym::Expr flat = 0;
-    bool symbolic = true;
-    for (size_t k = 0; k < indices.size() && symbolic; ++k) {
+    for (size_t k = 0; k < indices.size(); ++k) {
       const ir::Index* idx = indices[k].as<ir::Index>();
-      symbolic = idx != nullptr;
-      if (symbolic) flat = k == 0 ? idx->value : flat * b.shape[k] + idx->value;
+      if (!idx) return std::nullopt;
+      flat = k == 0 ? idx->value : flat * b.shape[k] + idx->value;
     }
-    if (symbolic) return c_index(sym::simplify(flat));
+    return sym::simplify(flat);
+  }
+
+  // The row-major element offset of `indices` in `buffer`.
+  std::string offset(const std::string& name, const std::vector<PrimExpr>& indices) {
+    if (indices.empty()) return "0";
+    if (std::optional<sym::Expr> flat = flat_offset(name, indices)) return c_index(*flat);
+    const ir::Buffer& b = buffer(name);
     std::string s = expr(indices[0]);
     for (size_t k = 1; k < indices.size(); ++k)
       s = "(" + s + " * " + c_index(b.shape[k]) + " + " + expr(indices[k]) + ")";
@@ -426,6 +666,7 @@ private:
       return c_index(e.as<ir::Index>()->value);
     case ir::NodeKind::Load: {
       const auto* n = e.as<ir::Load>();
+      if (in_registers(n->buffer)) return row_->registers.at(n->buffer) + "[dsc_k]";
       return ident(n->buffer) + "[" + offset(n->buffer, n->indices) + "]";
     }
     case ir::NodeKind::LocalRef:
@@ -535,6 +776,7 @@ private:
       for (const std::string& b : *set) conflict |= unsynced_.count(b) > 0;
     if (conflict && !s.as<ir::IfStmt>()) {
       line(os, depth) << "__syncthreads();\n";
+      ++barriers_;
       unsynced_.clear();
     }
     if (const ir::For* f = s.as<ir::For>()) {
@@ -561,6 +803,7 @@ private:
       const ir::Intrinsic* in = e->value.as<ir::Intrinsic>();
       if (in && in->name == "sync_threads") {
         line(os, depth) << "__syncthreads();\n";
+        ++barriers_;
         unsynced_.clear();
         return;
       }
@@ -645,12 +888,16 @@ private:
       line(os, depth + 1) << c_type(c.dtype) << " " << c.partial << " = " << identity(c.op, c.dtype) << ";\n";
       partials_[c.local] = c.partial;
     }
-    const std::string v = ident(f.var);
-    line(os, depth + 1) << "for (long long " << v << " = " << c_index(f.min) << " + (long long)threadIdx.x; "
-                        << v << " < " << c_index(sym::simplify(f.min + f.extent)) << "; " << v
-                        << " += blockDim.x) {\n";
-    emit_thread_level(f.body, depth + 2);
-    line(os, depth + 1) << "}\n";
+    if (registers_) {
+      emit_register_loop(f, depth + 1);
+    } else {
+      const std::string v = ident(f.var);
+      line(os, depth + 1) << "for (long long " << v << " = " << c_index(f.min) << " + (long long)threadIdx.x; "
+                          << v << " < " << c_index(sym::simplify(f.min + f.extent)) << "; " << v
+                          << " += blockDim.x) {\n";
+      emit_thread_level(f.body, depth + 2);
+      line(os, depth + 1) << "}\n";
+    }
     for (const Combined& c : combined) {
       partials_.erase(c.local);
       const std::string total = "dsc_block_combine(" + c.partial + ", " + combiner_functor(c.op) + ")";
@@ -674,7 +921,8 @@ private:
     line(os, depth) << "}\n";
     std::set<std::string> reads, writes;
     touched_buffers(f.body, &reads, &writes);
-    unsynced_.insert(writes.begin(), writes.end());
+    for (const std::string& b : writes)
+      if (!in_registers(b)) unsynced_.insert(b); // a buffer in registers: one thread per element
   }
 
   // A statement inside a thread loop (one thread's work).
@@ -691,6 +939,13 @@ private:
       return;
     }
     if (const ir::Store* st = s.as<ir::Store>()) {
+      if (in_registers(st->buffer)) {
+        const std::string reg = row_->registers.at(st->buffer) + "[dsc_k]";
+        line(os, depth) << reg << " = " << expr(st->value) << ";\n";
+        if (row_->last_store.at(st->buffer) == st)
+          line(os, depth) << ident(st->buffer) << "[" << offset(st->buffer, st->indices) << "] = " << reg << ";\n";
+        return;
+      }
       line(os, depth) << ident(st->buffer) << "[" << offset(st->buffer, st->indices)
                       << "] = " << expr(st->value) << ";\n";
       return;
@@ -725,6 +980,10 @@ private:
   std::map<std::string, std::string> partials_; // combined local -> its per-thread partial
   std::set<std::string> unsynced_;              // buffers written since the last barrier
   std::ostream* body_ = nullptr;
+  std::optional<RowPlan> row_;      // set for a row kernel
+  bool registers_ = false;          // emitting a row kernel's register path
+  int barriers_ = 0;                // __syncthreads emitted so far
+  bool barrier_in_registers_ = false;
 };
 
 } // namespace

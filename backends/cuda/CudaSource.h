@@ -8,6 +8,12 @@
 //   - a `thread_x` loop runs iterations threadIdx.x, threadIdx.x + blockDim.x, ...; the block
 //     has clamp(roundup32(E), 32, 256) threads for E the extent of the first `thread_x` loop
 //     (256 when E depends on a loop variable);
+//   - except in a row kernel: every `thread_x` loop at the top of the block loop's body, all
+//     over one range of length E given by the symbols, and not the element form. Its block
+//     holds threadIdx.y rows of blockDim.x threads each, clamp(roundup32(ceildiv(E, 8)), 32,
+//     256) threads per row and 8 rows when that is one warp (else 1); while E <= 8 * blockDim.x
+//     each row loop is unrolled 8 times, with the buffers the row's loops share kept in
+//     registers (KernelWriter::RowPlan), else the loops run as above;
 //   - a local declared outside a `thread_x` loop and updated inside it by `t = t op e` (op
 //     +, *, min, max) is accumulated per thread from op's identity, then combined over the
 //     block (warp shuffles, then one value per warp through shared memory) into t;
@@ -36,6 +42,7 @@ struct KernelLaunch {
   std::string kernel; // the CUDA symbol
   symbolic::Expr grid_x;
   symbolic::Expr block_x;
+  symbolic::Expr block_y = 1;
 };
 
 struct CudaSource {

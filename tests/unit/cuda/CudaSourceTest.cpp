@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "backends/cuda/Nvrtc.h"
 #include "ir/Printer.h"
 #include "lang/Frontend.h"
+#include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 #include "tests/unit/FrontendUtil.h"
 #include "tests/unit/PipelineUtil.h"
@@ -55,15 +57,26 @@ void expect_compiles(const std::string& source, const std::string& name) {
   EXPECT_NE((*images)[2].data.find(".entry"), std::string::npos);
 }
 
-TEST(GpuSchedule, ElementwiseIsOneElementPerThread) {
+TEST(GpuSchedule, ElementwiseIsFourElementsPerThread) {
   Lowered l = lower_for_cuda(R"(
 import nn
 fn f(x: f32[B, 7], y: f32[7]) -> f32[B, 7] { return nn.relu(x + y) }
 )");
   ASSERT_EQ(l.errors, "");
   std::string text = ir::print_module(l.module);
-  EXPECT_NE(text.find("block_x for gpu_block in 0..(7*B + 255)/256"), std::string::npos) << text;
+  EXPECT_NE(text.find("block_x for gpu_block in 0..(7*B + 1023)/1024"), std::string::npos) << text;
   EXPECT_NE(text.find("thread_x for gpu_thread in 0..256"), std::string::npos) << text;
+  EXPECT_NE(text.find("unroll for gpu_element in 0..4"), std::string::npos) << text;
+  EXPECT_NE(text.find("if gpu_block*1024 + gpu_element*256 + gpu_thread < 7*B"), std::string::npos) << text;
+  std::string error;
+  auto source = cuda::emit_cuda_source(l.module, &error);
+  ASSERT_TRUE(source) << error;
+  // Not a row kernel: one block of 256 threads, the grid from the schedule.
+  const cuda::KernelLaunch& launch = source->launches.begin()->second;
+  EXPECT_EQ(symbolic::to_string(launch.block_x), "256");
+  EXPECT_EQ(symbolic::to_string(launch.block_y), "1");
+  EXPECT_EQ(source->text.find("dsc_reg"), std::string::npos) << source->text;
+  expect_compiles(source->text, "relu");
 }
 
 TEST(GpuSchedule, SoftmaxIsOneRowPerBlock) {
@@ -80,12 +93,68 @@ fn f(x: f32[B, S, 64]) -> f32[B, S, 64] { return nn.softmax(x, axis=-1) }
   ASSERT_TRUE(source) << error;
   EXPECT_NE(source->text.find("dsc_block_combine(acc_part, dsc_maximum())"), std::string::npos) << source->text;
   EXPECT_NE(source->text.find("dsc_block_combine(acc0_part, dsc_add())"), std::string::npos) << source->text;
-  EXPECT_NE(source->text.find("__syncthreads();"), std::string::npos) << source->text;
+  // The row in registers, read once and written once; the thread loops (and the barrier
+  // between writing the exponentials and summing them) only for rows beyond the registers.
+  EXPECT_NE(source->text.find("if (64LL <= 8LL * blockDim.x) {"), std::string::npos) << source->text;
+  EXPECT_NE(source->text.find("dsc_reg1[dsc_k] = x["), std::string::npos) << source->text;
+  EXPECT_NE(source->text.find("out2[((64LL * gpu_row) + i2_0)] = dsc_reg0[dsc_k];"), std::string::npos)
+      << source->text;
+  const size_t kernel = source->text.find("__global__");
+  const size_t fallback = source->text.find("} else {", kernel);
+  ASSERT_NE(fallback, std::string::npos);
+  EXPECT_EQ(source->text.find("__syncthreads();", kernel), source->text.find("__syncthreads();", fallback))
+      << source->text;
   ASSERT_EQ(source->launches.size(), 1u);
   const cuda::KernelLaunch& launch = source->launches.begin()->second;
-  EXPECT_EQ(symbolic::to_string(launch.grid_x), "B*S");
-  EXPECT_EQ(symbolic::to_string(launch.block_x), "64");
+  // A warp per row, eight rows per block.
+  EXPECT_EQ(symbolic::to_string(launch.block_x), "32");
+  EXPECT_EQ(symbolic::to_string(launch.block_y), "8");
+  EXPECT_EQ(symbolic::to_string(launch.grid_x), "(B*S + 7)/8");
   expect_compiles(source->text, "softmax");
+}
+
+TEST(GpuSchedule, RowThreadsFollowTheRowLength) {
+  // A symbolic row: the host computes the threads per row from C, a warp taking eight rows
+  // per block only while a warp holds the row.
+  Lowered l = lower_for_cuda(R"(
+import nn
+fn f(x: f32[R, C], g: f32[C], b: f32[C]) -> f32[R, C] { return nn.layer_norm(x, g, b) }
+)");
+  ASSERT_EQ(l.errors, "");
+  std::string error;
+  auto source = cuda::emit_cuda_source(l.module, &error);
+  ASSERT_TRUE(source) << error;
+  const cuda::KernelLaunch& launch = source->launches.begin()->second;
+  auto eval = [](const symbolic::Expr& e, int64_t c, int64_t r) {
+    return symbolic::eval(e, {{"C", c}, {"R", r}}).value_or(-1);
+  };
+  const std::vector<std::array<int64_t, 4>> expected = {
+      // C, threads per row, rows per block, blocks for R = 100
+      {1, 32, 8, 13}, {256, 32, 8, 13}, {257, 64, 1, 100}, {2048, 256, 1, 100}, {100000, 256, 1, 100}};
+  for (const auto& [c, threads, rows, blocks] : expected) {
+    EXPECT_EQ(eval(launch.block_x, c, 100), threads) << "C = " << c;
+    EXPECT_EQ(eval(launch.block_y, c, 100), rows) << "C = " << c;
+    EXPECT_EQ(eval(launch.grid_x, c, 100), blocks) << "C = " << c;
+  }
+  expect_compiles(source->text, "layer_norm");
+}
+
+TEST(GpuSchedule, ARowReadAtAnotherOffsetStaysInMemory) {
+  // z reads y at m - 1 - j, written by other threads: y is not kept in registers, a barrier
+  // orders the two loops, and the block holds one row.
+  Lowered l = lower_for_cuda(testing::read_source("tests/unit/cuda/inputs/flip_rows.dsc"));
+  ASSERT_EQ(l.errors, "");
+  std::string error;
+  auto source = cuda::emit_cuda_source(l.module, &error);
+  ASSERT_TRUE(source) << error;
+  const std::string& text = source->text;
+  const size_t kernel = text.find("__global__");
+  const size_t fallback = text.find("} else {", kernel);
+  ASSERT_NE(fallback, std::string::npos) << text;
+  EXPECT_LT(text.find("__syncthreads();", kernel), fallback) << text;
+  EXPECT_NE(text.find("y[((gpu_row * m) + j)] = (dsc_reg0[dsc_k] * 2.0f);"), std::string::npos) << text;
+  EXPECT_EQ(symbolic::to_string(source->launches.begin()->second.block_y), "1");
+  expect_compiles(text, "flip");
 }
 
 TEST(GpuSchedule, ReductionOverALeadingAxisIsOneRowPerThread) {
