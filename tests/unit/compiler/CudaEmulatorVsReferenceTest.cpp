@@ -3,7 +3,8 @@
 // and cuBLAS's routine, run on the block emulator (runtime/cuda/Emulator.h: the same CUDA C on
 // the CPU, one fiber per GPU thread, barriers and shared memory intact) against the reference
 // interpreter at the same six shapes. f16 and bf16 are not supported on CUDA yet: those cases
-// must fail with that error. Then the guarded fusion variants of GuardedCases.h.
+// must fail with that error. Then row kernels at every row length their launch distinguishes,
+// random fused graphs, and the guarded fusion variants of GuardedCases.h.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include "backends/cuda/Nvrtc.h"
 #include "tests/unit/compiler/GuardedCases.h"
 #include "tests/unit/compiler/OpCases.h"
+#include "tests/unit/compiler/RandomGraph.h"
 
 namespace dsc::testing {
 namespace {
@@ -93,6 +95,24 @@ TEST(CudaEmulatorRowKernels, ARowReadAtAnotherOffset) {
         const double want = 2.0 * element(inputs[0], i * cols + cols - 1 - j) + element(inputs[0], i * cols + j);
         ASSERT_FLOAT_EQ(element(*z, i * cols + j), want) << "at " << i << ", " << j;
       }
+  }
+}
+
+// Random fused graphs (RandomGraph.h: maps, broadcasts, reductions, softmax and norms,
+// reshapes, transposes, concat and slice, matmuls) through the CUDA backend against the
+// reference interpreter at six shapes: the GPU schedule's forms and the row kernels' register
+// path on programs no one wrote by hand.
+TEST(CudaEmulatorRandomGraphs, MatchTheReference) {
+  ASSERT_TRUE(kEmulated);
+  if (cuda::nvrtc_version().empty()) GTEST_SKIP() << "NVRTC is not installed";
+  for (int g = 0; g < 24; ++g) {
+    SeededChoices choices(2000 + g);
+    std::string source = random_graph_program(choices);
+    SCOPED_TRACE("graph " + std::to_string(g) + ":\n" + source);
+    NumericCase c{"graph" + std::to_string(g), source, {"N", "M"}, 2, 1e-4};
+    CompiledProgram p = compile_program(source, "f", true, ir::cuda_target());
+    ASSERT_EQ(p.errors, "");
+    expect_matches_reference(c, p);
   }
 }
 
