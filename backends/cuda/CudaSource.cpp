@@ -335,7 +335,6 @@ public:
     body_ = &os;
     row_ = plan_row(*grid);
     KernelLaunch launch;
-    launch.kernel = kernel_;
     if (row_) {
       emit_row_kernel(*grid);
       launch = row_launch(*grid);
