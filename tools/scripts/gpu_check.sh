@@ -3,11 +3,13 @@
 # That machine has nvcc and PyTorch but no LLVM, no Z3 and no package registry, so models are
 # built here and run there by the LLVM-free runner `dsc-run`.
 #
-#   tools/scripts/gpu_check.sh pack [BUILD_DIR]   (here)  builds dsc-run and the models for
-#       --target=cuda, and copies them, libdsc_runtime.so and the shared libraries it needs
-#       (OpenBLAS) into .gpu/ (git-ignored), and the model zoo's CUDA builds into .gpu/zoo/
-#       (bench/models/gpu.py --pack: no weights, they are made again there; skipped when torch
-#       is missing here): about 50 MB, the zoo's 5 of it.
+#   tools/scripts/gpu_check.sh pack [BUILD_DIR] [--no-zoo] [--baseline DSCC]   (here)  builds
+#       dsc-run and the models for --target=cuda, and copies them, libdsc_runtime.so and the
+#       shared libraries it needs (OpenBLAS) into .gpu/ (git-ignored), and the model zoo's CUDA
+#       builds into .gpu/zoo/ (bench/models/gpu.py --pack: no weights, they are made again
+#       there; skipped when torch is missing here, or with --no-zoo): about 50 MB, the zoo's 5
+#       of it. With --baseline, DSCC (the dscc of another revision) also builds the same
+#       models into .gpu/old/, and `run` times them beside the new ones.
 #   tools/scripts/gpu_check.sh run [ARGS...]       (on the GPU machine, from the repo root with
 #       .gpu/ beside it) checks every packed model against PyTorch on the GPU and times the
 #       BERT layer (bench/gpu/run.py) and the GPT-2 decode step
@@ -26,7 +28,16 @@ cd "$(dirname "$0")/../.."
 
 case "${1:-}" in
 pack)
-  build="${2:-build}"
+  shift
+  build=build zoo=1 baseline=
+  while [ $# -gt 0 ]; do
+    case "$1" in
+    --no-zoo) zoo= ;;
+    --baseline) baseline="$2"; shift ;;
+    *) build="$1" ;;
+    esac
+    shift
+  done
   ninja -C "$build" dscc dsc-run dsc_runtime
   rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
   cp "$build/tools/dsc_run/dsc-run" .gpu/bin/
@@ -38,13 +49,25 @@ pack)
     libopenblas*|libgfortran*|libquadmath*) cp -L "$lib" .gpu/lib/ ;;
     esac
   done
-  for model in bert_layer mlp gpt_decode; do
-    "$build/tools/dscc/dscc" build --target=cuda "examples/$model.dsc" -o ".gpu/${model}_cuda.so" -q
-  done
-  "$build/tools/dscc/dscc" build --target=cuda bench/cpu/row_kernels.dsc -o .gpu/row_kernels_cuda.so -q
+  build_models() { # DSCC DIR
+    for model in bert_layer mlp gpt_decode; do
+      "$1" build --target=cuda "examples/$model.dsc" -o "$2/${model}_cuda.so" -q
+    done
+    "$1" build --target=cuda bench/cpu/row_kernels.dsc -o "$2/row_kernels_cuda.so" -q
+  }
+  build_models "$build/tools/dscc/dscc" .gpu
+  if [ -n "$baseline" ]; then
+    mkdir -p .gpu/old
+    build_models "$baseline" .gpu/old
+  fi
   # The zoo (bench/models/gpu.py): the torch.export imports built for CUDA, and their .dsc.
   rc=0
-  python3 bench/models/gpu.py --pack .gpu/zoo --dscc "$build/tools/dscc/dscc" || rc=$?
+  if [ -z "$zoo" ]; then
+    rc=77
+    echo "SKIP: the zoo (--no-zoo)"
+  else
+    python3 bench/models/gpu.py --pack .gpu/zoo --dscc "$build/tools/dscc/dscc" || rc=$?
+  fi
   if [ "$rc" = 77 ]; then
     rm -rf .gpu/zoo
     echo "gpu_check.sh: the zoo is not packed (see the SKIP line above)" >&2
@@ -66,8 +89,16 @@ run)
   json() { if [ -n "${OUT:-}" ]; then echo "--json=$OUT/$1.json"; fi; }
   python3 bench/gpu/run.py --dsc-run .gpu/bin/dsc-run --model .gpu/bert_layer_cuda.so $(json bert) "$@"
   python3 bench/gpu/decode.py --dsc-run .gpu/bin/dsc-run --model .gpu/gpt_decode_cuda.so $(json decode) "$@"
+  baseline=()
+  if [ -d .gpu/old ]; then baseline=(--baseline .gpu/old/row_kernels_cuda.so); fi
   python3 bench/gpu/row_kernels.py --dsc-run .gpu/bin/dsc-run --model .gpu/row_kernels_cuda.so \
-    $(json row_kernels) "$@"
+    "${baseline[@]}" $(json row_kernels) "$@"
+  # The layer and the decode step of the baseline (pack --baseline), without torch.compile.
+  if [ -d .gpu/old ]; then
+    echo "== the baseline's models (.gpu/old)"
+    python3 bench/gpu/run.py --dsc-run .gpu/bin/dsc-run --model .gpu/old/bert_layer_cuda.so --no-compile "$@"
+    python3 bench/gpu/decode.py --dsc-run .gpu/bin/dsc-run --model .gpu/old/gpt_decode_cuda.so --no-compile "$@"
+  fi
   ;;
 zoo)
   shift
@@ -76,7 +107,8 @@ zoo)
     ${OUT:+--json "$OUT/zoo.json"} "$@"
   ;;
 *)
-  echo "usage: tools/scripts/gpu_check.sh pack [BUILD_DIR] | run [--runs N] [--warmup N]" \
+  echo "usage: tools/scripts/gpu_check.sh pack [BUILD_DIR] [--no-zoo] [--baseline DSCC]" \
+    "| run [--runs N] [--warmup N]" \
     "| zoo [bench/models/gpu.py options]" >&2
   exit 2
   ;;
