@@ -106,12 +106,12 @@ public:
     if (outer.empty()) return single_thread();
     const sym::Expr count = element_count(outer);
 
-    if (!has_loop(*inner)) return per_element(outer, *inner, count);
+    if (!has_loop(*inner)) return per_thread(outer, *inner, count, kGpuElementsPerThread);
     std::vector<const ir::For*> loops;
     bool other = false;
     row_loops(*inner, &loops, &other);
     if (!other && rows_per_block(loops)) return per_block(outer, *inner, count, loops);
-    return per_thread(outer, *inner, count);
+    return per_thread(outer, *inner, count, 1);
   }
 
 private:
@@ -272,36 +272,23 @@ private:
     return ir::For::make(b, 0, 1, ForKind::GpuBlockX, body);
   }
 
-  // block_x for b in 0..ceildiv(count, T) { thread_x for t in 0..T { if b*T+t < count {..} } }
-  Stmt per_thread(const std::vector<const ir::For*>& outer, const Stmt& inner,
-                  const sym::Expr& count) {
-    const std::string b = fresh("gpu_block"), t = fresh("gpu_thread");
-    const sym::Expr flat = sym::Expr(sym::Sym::make(b)) * kGpuThreadsPerBlock + sym::Sym::make(t);
-    Stmt body = SubstituteVars(unflatten(outer, flat)).mutate(inner);
-    PrimExpr in_range = ir::PrimBinary::make(ir::BinaryOp::LT, ir::Index::make(flat),
-                                             ir::Index::make(count));
-    body = ir::IfStmt::make(in_range, body, Stmt());
-    body = ir::For::make(t, 0, kGpuThreadsPerBlock, ForKind::GpuThreadX, body);
-    const sym::Expr blocks =
-        sym::simplify(sym::floordiv(count + (kGpuThreadsPerBlock - 1), kGpuThreadsPerBlock));
-    return ir::For::make(b, 0, blocks, ForKind::GpuBlockX, body);
-  }
-
   // block_x for b in 0..ceildiv(count, T*U) {
   //   thread_x for t in 0..T { unroll for u in 0..U { if b*T*U + u*T + t < count {..} } } }
   // U elements per thread, a block's threads side by side in each, so that every thread has U
-  // independent loads in flight.
-  Stmt per_element(const std::vector<const ir::For*>& outer, const Stmt& inner,
-                   const sym::Expr& count) {
-    const std::string b = fresh("gpu_block"), t = fresh("gpu_thread"), u = fresh("gpu_element");
-    constexpr int64_t per_block = kGpuThreadsPerBlock * kGpuElementsPerThread;
-    const sym::Expr flat = sym::Expr(sym::Sym::make(b)) * per_block +
-                           sym::Expr(sym::Sym::make(u)) * kGpuThreadsPerBlock + sym::Sym::make(t);
+  // independent loads in flight; with U = 1 (rows per thread) there is no unrolled loop.
+  Stmt per_thread(const std::vector<const ir::For*>& outer, const Stmt& inner,
+                  const sym::Expr& count, int64_t elements) {
+    const std::string b = fresh("gpu_block"), t = fresh("gpu_thread");
+    const std::string u = elements > 1 ? fresh("gpu_element") : "";
+    const int64_t per_block = kGpuThreadsPerBlock * elements;
+    sym::Expr flat = sym::Expr(sym::Sym::make(b)) * per_block;
+    if (elements > 1) flat = flat + sym::Expr(sym::Sym::make(u)) * kGpuThreadsPerBlock;
+    flat = flat + sym::Sym::make(t);
     Stmt body = SubstituteVars(unflatten(outer, flat)).mutate(inner);
     PrimExpr in_range = ir::PrimBinary::make(ir::BinaryOp::LT, ir::Index::make(flat),
                                              ir::Index::make(count));
     body = ir::IfStmt::make(in_range, body, Stmt());
-    body = ir::For::make(u, 0, kGpuElementsPerThread, ForKind::Unrolled, body);
+    if (elements > 1) body = ir::For::make(u, 0, elements, ForKind::Unrolled, body);
     body = ir::For::make(t, 0, kGpuThreadsPerBlock, ForKind::GpuThreadX, body);
     const sym::Expr blocks = sym::simplify(sym::floordiv(count + (per_block - 1), per_block));
     return ir::For::make(b, 0, blocks, ForKind::GpuBlockX, body);

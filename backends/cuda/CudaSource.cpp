@@ -336,8 +336,7 @@ public:
     row_ = plan_row(*grid);
     KernelLaunch launch;
     if (row_) {
-      emit_row_kernel(*grid);
-      launch = row_launch(*grid);
+      launch = row_launch(*grid, emit_row_kernel(*grid));
     } else {
       line(os, 1) << "const long long " << ident(grid->var) << " = " << c_index(grid->min)
                   << " + (long long)blockIdx.x;\n";
@@ -390,8 +389,12 @@ private:
     std::set<std::string> allowed(symbols_.begin(), symbols_.end());
     for (const std::string& s : sym::free_symbols(extent))
       if (!allowed.count(s) || s == grid_var) return sym::Expr(kMaxThreads);
-    const sym::Expr rounded = sym::floordiv(extent + 31, 32) * 32;
-    return sym::simplify(sym::min(sym::max(rounded, 32), kMaxThreads));
+    return sym::simplify(warps_of(extent));
+  }
+
+  // clamp(roundup32(n), 32, kMaxThreads): whole warps for n threads, at most a block's.
+  static sym::Expr warps_of(const sym::Expr& n) {
+    return sym::min(sym::max(sym::floordiv(n + 31, 32) * 32, 32), kMaxThreads);
   }
 
   // ---- row kernels
@@ -546,7 +549,8 @@ private:
   // threads of a row that does not exist may return at once.
   //   if (row >= rows) return;
   //   if (E <= kRowRegisters * blockDim.x) { registers } else { thread loops }
-  void emit_row_kernel(const ir::For& grid) {
+  // Returns whether the register path has a barrier.
+  bool emit_row_kernel(const ir::For& grid) {
     std::ostream& os = *body_;
     const std::string row = ident(grid.var);
     line(os, 1) << "const long long " << row << " = " << c_index(grid.min)
@@ -561,24 +565,23 @@ private:
     registers_ = true;
     emit_block_level(grid.body, 2);
     registers_ = false;
-    barrier_in_registers_ = barriers_ > 0;
+    const bool barrier = barriers_ > 0;
     unsynced_.clear();
     locals_ = outer_locals;
     line(os, 1) << "} else {\n";
     emit_block_level(grid.body, 2);
     line(os, 1) << "}\n";
+    return barrier;
   }
 
   // Threads per row T = clamp(roundup32(ceildiv(E, kRowRegisters)), 32, 256), so that the row
   // fits the registers up to E = 256 * kRowRegisters = 2048; a block of kWarpRowsPerBlock rows when
   // T is 32 (and the register path has no barrier), else of one.
-  KernelLaunch row_launch(const ir::For& grid) const {
+  KernelLaunch row_launch(const ir::For& grid, bool barrier_in_registers) const {
     const sym::Expr& e = row_->extent;
-    const sym::Expr per_row = sym::min(
-        sym::max(sym::floordiv(sym::floordiv(e + (kRowRegisters - 1), kRowRegisters) + 31, 32) * 32, 32),
-        kMaxThreads);
+    const sym::Expr per_row = warps_of(sym::floordiv(e + (kRowRegisters - 1), kRowRegisters));
     sym::Expr rows = 1;
-    if (!barrier_in_registers_)
+    if (!barrier_in_registers)
       rows = sym::max(1, kWarpRowsPerBlock - (kWarpRowsPerBlock - 1) * sym::floordiv(per_row - 1, 32));
     KernelLaunch launch;
     launch.block_x = sym::simplify(per_row);
@@ -982,7 +985,6 @@ private:
   std::optional<RowPlan> row_;      // set for a row kernel
   bool registers_ = false;          // emitting a row kernel's register path
   int barriers_ = 0;                // __syncthreads emitted so far
-  bool barrier_in_registers_ = false;
 };
 
 } // namespace

@@ -79,7 +79,7 @@ fn f(x: f32[B, 7], y: f32[7]) -> f32[B, 7] { return nn.relu(x + y) }
   expect_compiles(source->text, "relu");
 }
 
-TEST(GpuSchedule, SoftmaxIsOneRowPerBlock) {
+TEST(GpuSchedule, SoftmaxIsARowPerWarpInRegisters) {
   Lowered l = lower_for_cuda(R"(
 import nn
 fn f(x: f32[B, S, 64]) -> f32[B, S, 64] { return nn.softmax(x, axis=-1) }
