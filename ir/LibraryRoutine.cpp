@@ -56,10 +56,24 @@ bool same(const Expr& a, const Expr& b) {
   return symbolic::compare(symbolic::simplify(a), symbolic::simplify(b)) == 0;
 }
 
-// dsc.sgemm, C = A @ B with A and B read through strides (dsc_rt_gemm_f32_strided). C is dense.
-// A's batch dims fold into m when B has none and A's rows follow on across them; otherwise the
-// batch is C's, each operand with C's batch dims or none (stride 0), and batch dims merge
-// while both operands step through them as through one dim, to at most two.
+// Whether the rows of `v` (its last two dims a matrix) follow on across its batch dims, as the
+// rows of one matrix of (product of the dims but the last) rows: each batch dim's stride is
+// the rows' stride times the rows before it (a dim of extent 1 steps nowhere).
+bool rows_follow_on(const StridedView& v) {
+  const size_t r = v.shape.size();
+  Expr step = v.strides[r - 2];
+  for (size_t d = r - 2; d-- > 0;) {
+    step = step * v.shape[d + 1];
+    if (!same(v.strides[d], step) && !same(v.shape[d], 1)) return false;
+  }
+  return true;
+}
+
+// dsc.sgemm, C = A @ B with A, B and C accessed through strides (dsc_rt_gemm_f32_strided); C's
+// rows are contiguous. A's batch dims fold into m when B has none and the rows of A and C both
+// follow on across them; otherwise the batch is C's, each operand with C's batch dims or none
+// (stride 0), and batch dims merge while A, B and C all step through them as through one dim,
+// to at most two.
 std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<StridedView>& buffers,
                                                            std::string* error) {
   const StridedView& a = buffers[0];
@@ -70,29 +84,21 @@ std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<Str
     *error = "the GEMM needs rank >= 2 operands";
     return std::nullopt;
   }
-  if (!same(c.offset, 0) || !same(c.strides[cr - 1], 1) || !same(c.strides[cr - 2], c.shape[cr - 1])) {
-    *error = "the GEMM writes a dense result";
+  if (!same(c.strides[cr - 1], 1)) {
+    *error = "the GEMM writes each row of its result contiguously";
     return std::nullopt;
   }
   Expr m = a.shape[ar - 2], k = a.shape[ar - 1], n = b.shape[br - 1];
   const Expr a_row = a.strides[ar - 2], a_col = a.strides[ar - 1];
   const Expr b_row = b.strides[br - 2], b_col = b.strides[br - 1];
-  // The batch dims: extent, A's stride, B's stride.
+  const Expr c_row = c.strides[cr - 2];
+  // The batch dims: extent, A's stride, B's stride, C's stride.
   struct Dim {
-    Expr extent, a, b;
+    Expr extent, a, b, c;
   };
   std::vector<Dim> dims;
-  bool folded = false;
-  if (br == 2) { // A's batch folds into m when its rows follow on across it
-    Expr rows = m, step = a_row;
-    folded = true;
-    for (size_t d = ar - 2; d-- > 0;) {
-      step = step * a.shape[d + 1];
-      if (!same(a.strides[d], step) && !same(a.shape[d], 1)) folded = false;
-      rows = rows * a.shape[d];
-    }
-    if (folded) m = symbolic::simplify(rows);
-  }
+  const bool folded = br == 2 && ar == cr && rows_follow_on(a) && rows_follow_on(c);
+  if (folded) m = product(a.shape, 0, ar - 1);
   if (!folded) {
     const size_t batch_rank = cr - 2;
     if ((ar != 2 && ar != cr) || (br != 2 && br != cr)) {
@@ -101,15 +107,18 @@ std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<Str
     }
     for (size_t d = 0; d < batch_rank; ++d) {
       if (same(c.shape[d], 1)) continue; // steps nowhere
-      dims.push_back({c.shape[d], ar == 2 ? Expr(0) : a.strides[d], br == 2 ? Expr(0) : b.strides[d]});
+      dims.push_back({c.shape[d], ar == 2 ? Expr(0) : a.strides[d],
+                      br == 2 ? Expr(0) : b.strides[d], c.strides[d]});
     }
-    // Merge a dim into the one before it when both operands step through the pair as one.
+    // Merge a dim into the one before it when the operands and the result step through the
+    // pair as one.
     std::vector<Dim> merged;
     for (const Dim& d : dims) {
       if (!merged.empty()) {
         Dim& outer = merged.back();
-        if (same(outer.a, d.a * d.extent) && same(outer.b, d.b * d.extent)) {
-          outer = {symbolic::simplify(outer.extent * d.extent), d.a, d.b};
+        if (same(outer.a, d.a * d.extent) && same(outer.b, d.b * d.extent) &&
+            same(outer.c, d.c * d.extent)) {
+          outer = {symbolic::simplify(outer.extent * d.extent), d.a, d.b, d.c};
           continue;
         }
       }
@@ -122,22 +131,25 @@ std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<Str
     }
   }
   Expr batch = 1, inner = 1;
-  Expr a_outer = 0, a_inner = 0, b_outer = 0, b_inner = 0;
+  Expr a_outer = 0, a_inner = 0, b_outer = 0, b_inner = 0, c_outer = 0, c_inner = 0;
   if (!dims.empty()) {
     batch = dims[0].extent;
     a_outer = dims[0].a;
     b_outer = dims[0].b;
+    c_outer = dims[0].c;
   }
   if (dims.size() == 2) {
     batch = symbolic::simplify(batch * dims[1].extent);
     inner = dims[1].extent;
     a_inner = dims[1].a;
     b_inner = dims[1].b;
+    c_inner = dims[1].c;
   }
   auto s = [](const Expr& e) { return symbolic::simplify(e); };
-  return std::vector<Expr>{s(batch),  s(inner),   s(m),       n,         k,
-                           s(a.offset), s(a_outer), s(a_inner), s(a_row), s(a_col),
-                           s(b.offset), s(b_outer), s(b_inner), s(b_row), s(b_col)};
+  return std::vector<Expr>{s(batch),    s(inner),   s(m),       n,          k,
+                           s(a.offset), s(a_outer), s(a_inner), s(a_row),   s(a_col),
+                           s(b.offset), s(b_outer), s(b_inner), s(b_row),   s(b_col),
+                           s(c.offset), s(c_outer), s(c_inner), s(c_row)};
 }
 
 } // namespace

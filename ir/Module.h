@@ -77,6 +77,10 @@ struct ExternFunc : RefCounted {
   // Per parameter, empty or how the routine reads the buffer passed (ir/StridedView.h); all
   // empty or one entry per parameter.
   std::vector<std::optional<StridedView>> views;
+  // How the routine writes the buffer it returns, when not as itself: a permutation of its
+  // dims (ir/StridedView.h: permutation_mismatch), as a product written head by head into a
+  // head-merged layout. Only for a routine that reads views, and not with an epilogue.
+  std::optional<StridedView> result_view;
   // A prim the routine runs on each finished block of rows of its result, or empty
   // (ir/LibraryRoutine.h: epilogue_mismatch says what it must look like).
   std::string epilogue;

@@ -838,6 +838,7 @@ void print_extern_to(std::string& out, const ExternFunc& e) {
   }
   out += ")";
   if (!e.ret_type.is_unknown()) out += " -> " + TypePrinter(false).type(e.ret_type);
+  if (e.result_view) out += " " + view_text(*e.result_view);
   std::string binding = quote(e.symbol);
   if (!e.epilogue.empty()) binding += " epilogue " + e.epilogue;
   if (e.where.empty()) {

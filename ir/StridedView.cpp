@@ -32,6 +32,35 @@ std::string view_mismatch(const StridedView& v, const Type& buffer) {
   return "";
 }
 
+std::string permutation_mismatch(const StridedView& v, const Type& buffer) {
+  if (std::string why = view_mismatch(v, buffer); !why.empty()) return why;
+  auto same = [](const symbolic::Expr& a, const symbolic::Expr& b) {
+    return symbolic::compare(symbolic::simplify(a), symbolic::simplify(b)) == 0;
+  };
+  auto one = [&](const symbolic::Expr& e) { return same(e, symbolic::Expr(1)); };
+  if (!same(v.offset, 0)) return "the view does not start at the buffer's first element";
+  const StridedView dense = dense_view(buffer.shape);
+  std::vector<bool> taken(dense.shape.size(), false);
+  for (size_t d = 0; d < v.shape.size(); ++d) {
+    if (one(v.shape[d])) continue;
+    bool found = false;
+    for (size_t b = 0; b < dense.shape.size() && !found; ++b) {
+      if (taken[b] || one(dense.shape[b])) continue;
+      if (same(v.shape[d], dense.shape[b]) && same(v.strides[d], dense.strides[b]))
+        found = taken[b] = true;
+    }
+    if (!found)
+      return "dim " + std::to_string(d) + " of the view (" + symbolic::to_string(v.shape[d]) +
+             " at stride " + symbolic::to_string(v.strides[d]) +
+             ") is no dim of the buffer at its row-major stride";
+  }
+  for (size_t b = 0; b < dense.shape.size(); ++b)
+    if (!taken[b] && !one(dense.shape[b]))
+      return "dim " + std::to_string(b) + " of the buffer (" + symbolic::to_string(dense.shape[b]) +
+             ") is no dim of the view";
+  return "";
+}
+
 std::string view_text(const StridedView& v) {
   auto list = [](const std::vector<symbolic::Expr>& xs) {
     std::string s = "[";

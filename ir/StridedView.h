@@ -36,6 +36,13 @@ symbolic::Expr last_element(const StridedView& v);
 // (last_element < elements of the buffer), checked where the shapes are known.
 std::string view_mismatch(const StridedView& v, const Type& buffer);
 
+// Why `v` does not lay a tensor over every element of a buffer of type `buffer` exactly once,
+// as a permutation of the buffer's dims, or empty when it does: offset 0, and each dim of the
+// view (but those of extent 1) is a dim of the buffer of the same extent, stepped at that
+// dim's row-major stride, each buffer dim (but those of extent 1) taken once. A result written
+// through a view must be one, so that every element of the result is written.
+std::string permutation_mismatch(const StridedView& v, const Type& buffer);
+
 // `as [..] strides [..] offset X`, as an extern's parameter prints it.
 std::string view_text(const StridedView& v);
 

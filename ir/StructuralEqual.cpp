@@ -136,15 +136,16 @@ public:
     for (size_t i = 0; i < a.params.size(); ++i)
       if (!param(a.params[i], b.params[i])) return false;
     if (a.views.size() != b.views.size()) return false;
-    for (size_t i = 0; i < a.views.size(); ++i) {
-      const std::optional<StridedView>& x = a.views[i];
-      const std::optional<StridedView>& y = b.views[i];
-      if (x.has_value() != y.has_value()) return false;
-      if (x && (!same_dims(x->shape, y->shape) || !same_dims(x->strides, y->strides) ||
-                !same_dims({x->offset}, {y->offset})))
-        return false;
-    }
-    return a.ret_type == b.ret_type && same_where(a.where, b.where);
+    for (size_t i = 0; i < a.views.size(); ++i)
+      if (!same_view(a.views[i], b.views[i])) return false;
+    return same_view(a.result_view, b.result_view) && a.ret_type == b.ret_type &&
+           same_where(a.where, b.where);
+  }
+
+  bool same_view(const std::optional<StridedView>& x, const std::optional<StridedView>& y) {
+    if (x.has_value() != y.has_value()) return false;
+    return !x || (same_dims(x->shape, y->shape) && same_dims(x->strides, y->strides) &&
+                  same_dims({x->offset}, {y->offset}));
   }
 
 private:
@@ -444,15 +445,19 @@ private:
     for (const VarRef& p : e.params)
       param(p);
     mix(e.views.size());
-    for (const std::optional<StridedView>& v : e.views) {
-      mix(v.has_value());
-      if (!v) continue;
-      dims(v->shape);
-      dims(v->strides);
-      sym(v->offset);
-    }
+    for (const std::optional<StridedView>& v : e.views)
+      view(v);
+    view(e.result_view);
     type(e.ret_type);
     where(e.where);
+  }
+
+  void view(const std::optional<StridedView>& v) {
+    mix(v.has_value());
+    if (!v) return;
+    dims(v->shape);
+    dims(v->strides);
+    sym(v->offset);
   }
 
   void buffers(const std::vector<Buffer>& bufs) {

@@ -513,6 +513,15 @@ void verify_extern(const ExternFunc& e, const Module& m, Reporter& r) {
     else if (std::string why = view_mismatch(*e.views[i], e.params[i]->type); !why.empty())
       r.error("parameter '" + e.params[i]->name + "': " + why);
   }
+  if (e.result_view) {
+    if (!routine || !routine->views)
+      r.error("the result is written through a strided view, but routine \"" + e.symbol +
+              "\" writes no views");
+    else if (!e.epilogue.empty())
+      r.error("the result is written through a strided view, but an epilogue runs on dense rows");
+    else if (std::string why = permutation_mismatch(*e.result_view, e.ret_type); !why.empty())
+      r.error("the result's view: " + why);
+  }
 }
 
 } // namespace

@@ -203,6 +203,7 @@ struct Decl {
   std::vector<Param> params;
   bool has_ret = false;
   TypeNode ret;               // Fn (when has_ret), Extern
+  std::shared_ptr<ParamView> ret_view; // Extern: the result written through a strided view
   std::vector<Param> outputs; // Prim
   std::vector<ExprPtr> where;
   std::unique_ptr<Block> body; // Fn, Prim

@@ -146,6 +146,30 @@ ast::TypeNode tuple_type(const ast::Span& at, std::vector<ast::TypeNode> fields)
   return t;
 }
 
+// `as [dims] strides [strides] offset N` after a type, the three words checked (they are words
+// here, not keywords).
+std::shared_ptr<ast::ParamView> strided_view(ParseDriver& drv, const std::string& as,
+                                             const ast::Span& as_at, std::vector<ExprPtr> shape,
+                                             const std::string& strides_word,
+                                             const ast::Span& strides_at,
+                                             std::vector<ExprPtr> strides,
+                                             const std::string& offset_word,
+                                             const ast::Span& offset_at, ExprPtr offset) {
+  for (const auto& [word, want, at] : {std::tuple{&as, "as", as_at.begin},
+                                       std::tuple{&strides_word, "strides", strides_at.begin},
+                                       std::tuple{&offset_word, "offset", offset_at.begin}})
+    if (*word != want)
+      drv.diags().error(at, std::string("expected `as [dims] strides [strides] offset N` after "
+                                        "the type; found `") + *word + "` where `" + want +
+                                "` goes");
+  auto v = std::make_shared<ast::ParamView>();
+  v->loc = as_at.begin;
+  v->shape = std::move(shape);
+  v->strides = std::move(strides);
+  v->offset = std::move(offset);
+  return v;
+}
+
 StmtPtr make_stmt(ast::StmtKind kind, const ast::Span& at) {
   auto s = std::make_unique<ast::Stmt>();
   s->kind = kind;
@@ -233,7 +257,7 @@ ExprPtr compare(ParseDriver& drv, Op op, const ast::Span& at, ExprPtr a, ExprPtr
 
 %nterm <std::unique_ptr<ast::Decl>> decl fn_decl prim_decl extern_decl
 %nterm <std::vector<ast::Param>> params param_list
-%nterm <ast::Param> param
+%nterm <ast::Param> param extern_ret
 %nterm <ast::TypeNode> type
 %nterm <std::vector<ast::TypeNode>> type_list
 %nterm <std::vector<ast::ExprPtr>> where_opt expr_list dims
@@ -316,22 +340,24 @@ prim_decl:
   ;
 
 extern_decl:
-    "extern" "fn" Ident "(" params ")" "->" type where_opt "=" String {
+    "extern" "fn" Ident "(" params ")" "->" extern_ret where_opt "=" String {
       $$ = make_decl(ast::DeclKind::Extern, @1, std::move($3), @3);
       $$->params = std::move($5);
       $$->has_ret = true;
-      $$->ret = std::move($8);
+      $$->ret = std::move($8.type);
+      $$->ret_view = std::move($8.view);
       $$->where = std::move($9);
       $$->symbol = std::move($11);
       $$->symbol_loc = @11.begin;
     }
-  | "extern" "fn" Ident "(" params ")" "->" type where_opt "=" String Ident Ident {
+  | "extern" "fn" Ident "(" params ")" "->" extern_ret where_opt "=" String Ident Ident {
       // `= "dsc.sgemm" epilogue PRIM`: the routine calls PRIM on each block of rows it finishes
       // (a matmul's fused epilogue); `epilogue` is a word here, not a keyword.
       $$ = make_decl(ast::DeclKind::Extern, @1, std::move($3), @3);
       $$->params = std::move($5);
       $$->has_ret = true;
-      $$->ret = std::move($8);
+      $$->ret = std::move($8.type);
+      $$->ret_view = std::move($8.view);
       $$->where = std::move($9);
       $$->symbol = std::move($11);
       $$->symbol_loc = @11.begin;
@@ -339,6 +365,16 @@ extern_decl:
         drv.diags().error(@12.begin, "expected `epilogue PRIM` after the routine's name, found `" +
                                          $12 + "`");
       $$->epilogue = ast::Ident{std::move($13), @13.begin};
+    }
+  ;
+
+// An extern's result, possibly written through a strided view of the buffer it returns.
+extern_ret:
+    type                 { $$.type = std::move($1); }
+  | type Ident "[" dims "]" Ident "[" dims "]" Ident expr {
+      $$.type = std::move($1);
+      $$.view = strided_view(drv, $2, @2, std::move($4), $6, @6, std::move($8), $10, @10,
+                             std::move($11));
     }
   ;
 
@@ -357,21 +393,11 @@ param:
     Ident ":" type           { $$.name = ast::Ident{std::move($1), @1.begin}; $$.type = std::move($3); }
   | Ident ":" type Ident "[" dims "]" Ident "[" dims "]" Ident expr {
       // An extern's operand read as a strided view: `a: f32[B, S, 2304] as [B, 12, S, 64]
-      // strides [2304*S, 64, 2304, 1] offset 768`; `as`, `strides` and `offset` are words here.
+      // strides [2304*S, 64, 2304, 1] offset 768`.
       $$.name = ast::Ident{std::move($1), @1.begin};
       $$.type = std::move($3);
-      for (const auto& [word, want, at] : {std::tuple{&$4, "as", @4.begin},
-                                           std::tuple{&$8, "strides", @8.begin},
-                                           std::tuple{&$12, "offset", @12.begin}})
-        if (*word != want)
-          drv.diags().error(at, std::string("expected `as [dims] strides [strides] offset N` "
-                                            "after the parameter's type; found `") + *word +
-                                    "` where `" + want + "` goes");
-      $$.view = std::make_shared<ast::ParamView>();
-      $$.view->loc = @4.begin;
-      $$.view->shape = std::move($6);
-      $$.view->strides = std::move($10);
-      $$.view->offset = std::move($13);
+      $$.view = strided_view(drv, $4, @4, std::move($6), $8, @8, std::move($10), $12, @12,
+                             std::move($13));
     }
   | Ident ":" type "=" expr  {
       $$.name = ast::Ident{std::move($1), @1.begin};

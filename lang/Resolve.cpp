@@ -495,25 +495,23 @@ Ref<ir::ExternFunc> GraphResolver::external(const ast::Decl& d) {
   return ok ? e : nullptr;
 }
 
-// An extern's strided views (ir/StridedView.h), for a routine that reads them.
+// An extern's strided views (ir/StridedView.h), for a routine that reads them: its operands'
+// and its result's.
 bool GraphResolver::views(const ast::Decl& d, ir::ExternFunc& ext) {
-  bool any = false, ok = true;
+  bool any = d.ret_view != nullptr;
   for (const ast::Param& p : d.params) any = any || p.view;
   if (!any) return true;
   const ir::LibraryRoutine* routine = ir::find_library_routine(d.symbol);
-  for (size_t i = 0; i < d.params.size(); ++i) {
-    const std::shared_ptr<ast::ParamView>& v = d.params[i].view;
-    if (!v) {
-      ext.views.emplace_back();
-      continue;
-    }
+  // The view `v`, or nullopt after an error.
+  auto convert_view = [&](const ast::ParamView& v) -> std::optional<ir::StridedView> {
+    bool ok = true;
     if (!routine) {
-      diags_.error(v->loc, "\"" + d.symbol + "\" is no library routine dsc knows, so nothing "
-                           "reads this strided view (ir/LibraryRoutines.def lists the routines)");
+      diags_.error(v.loc, "\"" + d.symbol + "\" is no library routine dsc knows, so nothing "
+                          "reads this strided view (ir/LibraryRoutines.def lists the routines)");
       ok = false;
     } else if (!routine->views) {
-      diags_.error(v->loc, "routine \"" + d.symbol + "\" reads its operands in place, with no "
-                           "strided views");
+      diags_.error(v.loc, "routine \"" + d.symbol + "\" reads its operands in place, with no "
+                          "strided views");
       ok = false;
     }
     ir::StridedView view;
@@ -524,20 +522,46 @@ bool GraphResolver::views(const ast::Decl& d, ir::ExternFunc& ext) {
         else ok = false;
       }
     };
-    convert(v->shape, view.shape);
-    convert(v->strides, view.strides);
-    if (std::optional<symbolic::Expr> x = dim(*v->offset, false)) view.offset = *x;
+    convert(v.shape, view.shape);
+    convert(v.strides, view.strides);
+    if (std::optional<symbolic::Expr> x = dim(*v.offset, false)) view.offset = *x;
     else ok = false;
-    if (!ok) return false;
+    if (!ok) return std::nullopt;
+    return view;
+  };
+  for (size_t i = 0; i < d.params.size(); ++i) {
+    const std::shared_ptr<ast::ParamView>& v = d.params[i].view;
+    if (!v) {
+      ext.views.emplace_back();
+      continue;
+    }
+    std::optional<ir::StridedView> view = convert_view(*v);
+    if (!view) return false;
     if (i < ext.params.size()) {
-      if (std::string why = ir::view_mismatch(view, ext.params[i]->type); !why.empty()) {
+      if (std::string why = ir::view_mismatch(*view, ext.params[i]->type); !why.empty()) {
         diags_.error(v->loc, "parameter '" + d.params[i].name.name + "': " + why);
         return false;
       }
     }
-    ext.views.push_back(std::move(view));
+    ext.views.push_back(std::move(*view));
   }
-  return ok;
+  if (!d.ret_view) return true;
+  std::optional<ir::StridedView> view = convert_view(*d.ret_view);
+  if (!view) return false;
+  if (!d.epilogue.name.empty()) {
+    diags_.error(d.ret_view->loc, "a result written through a strided view takes no epilogue "
+                                  "(an epilogue runs on dense rows of the result)");
+    return false;
+  }
+  if (!ext.ret_type.is_unknown()) {
+    if (std::string why = ir::permutation_mismatch(*view, ext.ret_type); !why.empty()) {
+      diags_.error(d.ret_view->loc, "the result's view must write every element of the result "
+                                    "once, as a permutation of its dims: " + why);
+      return false;
+    }
+  }
+  ext.result_view = std::move(*view);
+  return true;
 }
 
 // ---------------------------------------------------------------- bodies

@@ -364,7 +364,8 @@ public:
   // elementwise (elementwise and broadcast ops), injective (with layout ops), reduction (a
   // reduction with its producers), stitched (reductions and maps row by row), epilogue of a
   // routine (a library call that runs a map on the rows it finishes), and for a library call
-  // that reads operands through strided views, ", operands read in place".
+  // that reads operands through strided views, ", operands read in place", or writes its result
+  // through one, ", result written in place".
   static std::string kernel_kind(const lowering::FnItem& item) {
     using Kind = lowering::ComputeDesc::Kind;
     if (item.desc->kind == Kind::Library) {
@@ -372,7 +373,9 @@ public:
       bool in_place = false;
       for (const std::optional<ir::StridedView>& v : call.views) in_place = in_place || v;
       std::string kind = call.epilogue ? "epilogue of " + call.routine : call.routine;
-      return in_place ? kind + ", operands read in place" : kind;
+      if (in_place) kind += ", operands read in place";
+      if (call.result_view) kind += ", result written in place";
+      return kind;
     }
     if (item.desc->kind == Kind::Stitch) return "stitched";
     if (item.desc->kind == Kind::Reduce) return "reduction";

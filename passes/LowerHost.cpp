@@ -614,7 +614,10 @@ private:
     std::vector<ir::StridedView> layouts;
     for (size_t j = 0; j < buffers.size(); ++j) {
       if (j >= 2 && j + outs.size() < buffers.size()) continue; // an epilogue's input
-      if (j < ext.views.size() && ext.views[j]) {
+      if (j + outs.size() >= buffers.size() && ext.result_view) {
+        // A permutation of the result's dims (the verifier's check): inside by construction.
+        layouts.push_back(*ext.result_view);
+      } else if (j < ext.views.size() && ext.views[j]) {
         if (!check_view_inside(call, ext, j, p_.buffers[buffers[j]])) return std::nullopt;
         layouts.push_back(*ext.views[j]);
       } else {

@@ -103,31 +103,36 @@ void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch, i
 // Product i is (outer, inner) = (i / inner, i % inner) of a batch of at most two dims. Element
 // (r, q) of A[i] is a[a_offset + outer * a_outer + inner * a_inner + r * a_row + q * a_col],
 // element (q, j) of B[i] is bm[b_offset + outer * b_outer + inner * b_inner + q * b_row +
-// j * b_col] (a batch stride of 0 shares the operand across that dim), and C[i] is m x n,
-// dense, at c + i * m * n. Negative sizes, strides or offsets, or inner < 1, do nothing;
-// k == 0 zeroes C. dsc_rt_gemm_f32 is the case inner = 1, dense rows.
+// j * b_col] (a batch stride of 0 shares the operand across that dim), and element (r, j) of
+// C[i] is c[c_offset + outer * c_outer + inner * c_inner + r * c_row + j] (C written through
+// strides, as a product whose heads go straight into a head-merged layout; its rows are
+// contiguous). Negative sizes, strides or offsets, or inner < 1, do nothing; k == 0 zeroes C.
+// dsc_rt_gemm_f32 is the case inner = 1, dense rows.
 void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* c, int64_t batch,
                              int64_t inner, int64_t m, int64_t n, int64_t k, int64_t a_offset,
                              int64_t a_outer, int64_t a_inner, int64_t a_row, int64_t a_col,
                              int64_t b_offset, int64_t b_outer, int64_t b_inner, int64_t b_row,
-                             int64_t b_col);
+                             int64_t b_col, int64_t c_offset, int64_t c_outer, int64_t c_inner,
+                             int64_t c_row);
 
 // dsc_rt_gemm_f32_strided followed by an epilogue kernel over the product's rows: C is
 // computed as by dsc_rt_gemm_f32_strided and, as soon as a block of rows of C is final (all
 // columns, all depth), the GEMM calls `epilogue(buffers', symbols')` on that block, where
 // buffers'[i] = buffers[i] + row0 * row_bytes[i] (row_bytes[i] == 0: a buffer not indexed by
 // row, passed as is) and symbols' is `symbols` with symbols'[rows_slot] = the block's row
-// count. Rows are those of C viewed as (batch * m) x n. Every row gets exactly one call
-// covering it, on whichever thread finished it, while it is still in cache (n == 0 too: C has
-// no elements, but its rows are final); blocks are disjoint, so calls may run at once. A null
-// epilogue is dsc_rt_gemm_f32_strided. num_buffers <= 16, num_symbols <= 64 and 0 <= rows_slot
+// count. Rows are those of C viewed as (batch * m) x n, so C must be dense here: product i at
+// c + i * m * n, rows n apart (with other strides the call does nothing). Every row gets exactly
+// one call covering it, on whichever thread finished it, while it is still in cache (n == 0
+// too: C has no elements, but its rows are final); blocks are disjoint, so calls may run at
+// once. A null epilogue is dsc_rt_gemm_f32_strided. num_buffers <= 16, num_symbols <= 64 and 0 <= rows_slot
 // < num_symbols, which the compiler guarantees: anything else is reported on stderr and
 // aborts the process.
 void dsc_rt_gemm_f32_strided_epilogue(
     const float* a, const float* bm, float* c, int64_t batch, int64_t inner, int64_t m,
     int64_t n, int64_t k, int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
     int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner, int64_t b_row,
-    int64_t b_col, dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
+    int64_t b_col, int64_t c_offset, int64_t c_outer, int64_t c_inner, int64_t c_row,
+    dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
     int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot);
 
 /* ---- CUDA: functions whose manifest device is "cuda" (dscc build --target=cuda) ----

@@ -103,6 +103,9 @@ struct LibraryCall {
   // Per operand, empty or the strided view through which the routine reads args[k] (fuse reads
   // a permuted, reshaped or split operand from its source in place; ir/StridedView.h).
   std::vector<std::optional<ir::StridedView>> views;
+  // Empty, or the view through which the routine writes its result into the buffer of the
+  // call's type (fuse writes a product straight into the layout of a permute that reads it).
+  std::optional<ir::StridedView> result_view;
 };
 
 // One step of a stitched group (fuse's output, passes/legalize/Fuse.h, or argmax's and

@@ -154,7 +154,8 @@ void FnContext::add_prim(Ref<ir::PrimFunc> prim) {
 
 std::string FnContext::library_extern(const std::string& symbol, const std::vector<ir::Type>& args,
                                       const ir::Type& result, const std::string& epilogue,
-                                      const std::vector<std::optional<ir::StridedView>>& views) {
+                                      const std::vector<std::optional<ir::StridedView>>& views,
+                                      const std::optional<ir::StridedView>& result_view) {
   std::string key = symbol + ":" + epilogue + ":";
   for (size_t k = 0; k < args.size(); ++k) {
     key += ir::to_string(args[k]);
@@ -162,6 +163,7 @@ std::string FnContext::library_extern(const std::string& symbol, const std::vect
     key += ",";
   }
   key += "->" + ir::to_string(result);
+  if (result_view) key += " " + ir::view_text(*result_view);
   auto it = externs_.find(key);
   if (it != externs_.end()) return it->second;
   auto* e = new ir::ExternFunc();
@@ -172,6 +174,7 @@ std::string FnContext::library_extern(const std::string& symbol, const std::vect
   e->ret_type = result;
   e->symbol = symbol;
   e->epilogue = epilogue;
+  e->result_view = result_view;
   bool any_view = false;
   for (const std::optional<ir::StridedView>& v : views) any_view = any_view || v.has_value();
   if (any_view) {

@@ -1,6 +1,7 @@
 #include "passes/legalize/Fuse.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -206,6 +207,7 @@ public:
       if (!items_[i].dropped && items_[i].desc && reads_by_loads(*items_[i].desc)) pull_producers(i);
     drop_absorbed();
     stitch();
+    write_in_place();
     epilogues();
     report_refusals();
     for (FnItem& it : items_)
@@ -286,7 +288,7 @@ private:
       const FnItem& p = items_[r.producer];
       std::set<size_t> a = kernels_of(r.producer), b = kernels_of(r.consumer);
       bool together = std::any_of(a.begin(), a.end(), [&](size_t k) { return b.count(k) > 0; });
-      if (together) continue;
+      if (together || reshapes_a_library_result(p)) continue;
       FusionDecision d;
       d.fn = ctx_.fn().name;
       d.variant = ctx_.variant();
@@ -305,6 +307,18 @@ private:
         line.facts.insert(line.facts.end(), d.facts.begin(), d.facts.end());
       }
     }
+  }
+
+  // A reshape of a library call's result costs nothing to read (a product written in place
+  // through a permute's layout, then reshaped): there is no copy left to fuse.
+  bool reshapes_a_library_result(const FnItem& p) const {
+    if (p.dropped || !p.desc || p.desc->kind != ComputeDesc::Kind::View) return false;
+    const ir::Call* reshape = p.desc->call.as<ir::Call>();
+    if (!reshape || reshape->args.empty()) return false;
+    auto def = def_.find(reshape->args[0].get());
+    if (def == def_.end()) return false;
+    const FnItem& source = items_[def->second.first];
+    return !source.dropped && source.desc && source.desc->kind == ComputeDesc::Kind::Library;
   }
 
   // The items whose kernels compute item i: its own, its stitched group's last member's, or
@@ -765,7 +779,111 @@ private:
     return rw.apply(m.element);
   }
 
-  // ---- 3. epilogues ----------------------------------------------------------------------------
+  // ---- 3. results written in place --------------------------------------------------------------
+
+  // A map that only permutes a library product's dims (its element one load of the product, at
+  // its own index variables in another order), and is the product's only reader, becomes the
+  // product written through a strided view of the map's result: the routine stores each
+  // element where the map would have moved it (a product of attention heads straight into the
+  // head-merged layout), and the copy is gone.
+  void write_in_place() {
+    for (FnItem& c : items_) {
+      if (c.dropped || !c.desc || c.desc->kind != ComputeDesc::Kind::Map || c.desc->maps.size() != 1 ||
+          c.desc->outputs.size() != 1)
+        continue;
+      const Element& e = c.desc->maps.front().element;
+      const ir::Load* load = e.value.as<ir::Load>();
+      if (!e.lets.empty() || !load) continue;
+      std::optional<size_t> k = c.desc->input_number(*load);
+      if (!k) continue;
+      auto def = def_.find(c.desc->inputs[*k].arg.get());
+      if (def == def_.end()) continue;
+      FnItem& p = items_[def->second.first];
+      if (p.dropped || !p.desc || p.desc->kind != ComputeDesc::Kind::Library) continue;
+      write_through_view(c, p, *load);
+    }
+  }
+
+  void write_through_view(FnItem& c, FnItem& p, const ir::Load& load) {
+    const LibraryCall& library = p.desc->library;
+    const ir::LibraryRoutine* routine = ir::find_library_routine(library.routine);
+    if (!routine || !routine->views || library.epilogue || library.result_view) return;
+    if (p.binding.vars.size() != 1 || used_elsewhere(p.binding.vars.front().get())) {
+      refuse(p, c, "another consumer reads the product");
+      return;
+    }
+    const ir::Buffer& out = c.desc->outputs.front();
+    const IndexSpace& space = c.desc->maps.front().space;
+    const std::vector<sym::Expr>& dims = p.desc->type.shape;
+    std::optional<Indices> idx = symbolic_indices(load);
+    if (load.dtype != out.dtype || !idx || idx->size() != dims.size()) return;
+    // Product dim d goes to the map's dim whose variable it is read at.
+    const ir::StridedView dense = ir::dense_view(out.shape);
+    ir::StridedView view;
+    view.shape = dims;
+    view.offset = sym::Expr(0);
+    std::vector<FusionFact> facts;
+    std::set<size_t> used;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      std::optional<size_t> axis;
+      for (size_t a = 0; a < space.vars.size(); ++a)
+        if (space.vars[a].is<sym::Sym>() && sym::compare((*idx)[d], space.vars[a]) == 0) axis = a;
+      if (!axis) {
+        if (sym::compare((*idx)[d], sym::Expr(0)) != 0 || !ctx_.is_one(dims[d])) {
+          refuse(p, c, "the map reads the product other than by permuting its dims");
+          return;
+        }
+        view.strides.push_back(sym::Expr(0));
+        continue;
+      }
+      if (!used.insert(*axis).second) {
+        refuse(p, c, "the map reads the product other than by permuting its dims");
+        return;
+      }
+      sym::ProofResult r = ctx_.decide(sym::eq(dims[d], space.extents[*axis]));
+      note_fact(facts, dims[d], space.extents[*axis], "the map permutes the product's dims", r);
+      if (r.verdict != sym::Verdict::Proved) {
+        refuse(p, c, "the map is not shown to permute the product's dims", std::move(facts));
+        return;
+      }
+      view.strides.push_back(dense.strides[*axis]);
+    }
+    for (size_t a = 0; a < space.vars.size(); ++a)
+      if (space.vars[a].is<sym::Sym>() && !used.count(a)) {
+        refuse(p, c, "the map repeats the product along a dim of its own");
+        return;
+      }
+    // The routine's own conditions: a permutation (ir/StridedView.h), and its scalars (rows
+    // written contiguously, batch dims it can step through), asked as lowering will.
+    std::string why = ir::permutation_mismatch(view, c.desc->type);
+    std::vector<ir::StridedView> layouts;
+    for (size_t a = 0; a < library.args.size(); ++a)
+      layouts.push_back(a < library.views.size() && library.views[a]
+                            ? *library.views[a]
+                            : ir::dense_view(library.args[a]->type.shape));
+    layouts.push_back(view);
+    if (why.empty() && !routine->scalar_args(layouts, &why) && why.empty())
+      why = "the routine cannot write that layout";
+    if (!why.empty()) {
+      refuse(p, c, "the product cannot be written through the map's layout: " + why);
+      return;
+    }
+    take_over(c, p, std::move(facts), [&](LibraryCall& call) { call.result_view = std::move(view); });
+  }
+
+  // `c` becomes `p`'s library call with c's result type, changed by `set` (given its epilogue
+  // or its result's view); p is dropped.
+  void take_over(FnItem& c, FnItem& p, std::vector<FusionFact> facts,
+                 const std::function<void(LibraryCall&)>& set) {
+    ComputeDesc call = *p.desc;
+    call.type = c.desc->type;
+    set(call.library);
+    c.desc = std::move(call);
+    absorb(c, p, std::move(facts));
+    p.dropped = true;
+  }
+
+  // ---- 4. epilogues ----------------------------------------------------------------------------
 
   // A map that is the only reader of a library product (of a routine with an epilogue entry)
   // and covers it exactly becomes the product's epilogue (passes/legalize/Epilogue.h): the map's
@@ -790,6 +908,11 @@ private:
     const LibraryCall& library = p.desc->library;
     const ir::LibraryRoutine* routine = ir::find_library_routine(library.routine);
     if (!routine || !routine->epilogue_function || library.epilogue) return; // none to take
+    if (library.result_view) {
+      refuse(p, c, "the product is written through a strided view, and an epilogue runs on "
+                   "dense rows");
+      return;
+    }
     if (library.args.size() != 2 || library.args[1]->type.rank() != 2) {
       refuse(p, c, "the product is a batch of products with B matrices of their own, whose "
                    "rows the routine's epilogue does not cover");
@@ -826,12 +949,8 @@ private:
         return;
       }
     }
-    ComputeDesc call = *p.desc;
-    call.type = c.desc->type;
-    call.library.epilogue = std::move(epilogue);
-    c.desc = std::move(call);
-    absorb(c, p, std::move(facts));
-    p.dropped = true;
+    take_over(c, p, std::move(facts),
+              [&](LibraryCall& call) { call.epilogue = std::move(epilogue); });
   }
 
   void drop_absorbed() {

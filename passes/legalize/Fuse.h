@@ -1,6 +1,8 @@
 #pragma once
 // fuse: the middle of legalize, between describing each op call and materializing it. Over one
 // fn's bindings, in order, it
+//   0. has a routine that reads strided views (dsc.sgemm) read a permuted, reshaped or split
+//      operand from its source in place, when the source's index is affine in the operand's;
 //   1. inlines producers into consumers: the element of a map (elementwise, broadcast,
 //      injective) replaces the consumer's load of its result, and a reshape becomes an index
 //      remap (passes/legalize/ReshapeRemap.h). A costly producer (Cost::Costly intrinsics) is
@@ -9,6 +11,11 @@
 //   2. stitches each reduction with the reductions and maps that read it row by row into one
 //      Stitch description (softmax, layer_norm, rms_norm: one kernel, one pass over a row per
 //      stage), when the prover shows their extents equal the rows'.
+//   3. has such a routine write its product straight into the layout of a map that only
+//      permutes its dims (attention's heads into the head-merged layout), when the prover shows
+//      the extents equal and the routine can write that layout;
+//   4. makes a map that is a product's only reader and covers it exactly the product's
+//      epilogue (passes/legalize/Epilogue.h).
 // A fact that is not proved keeps the ops apart; every decision and refusal, with its facts,
 // goes to the FusionLog. Nothing is fused by an op's name: only descriptions are read.
 

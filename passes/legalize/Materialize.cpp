@@ -104,7 +104,8 @@ private:
     for (const ir::Expr& a : args)
       types.push_back(a->type);
     std::string name =
-        ctx_.library_extern(d_.library.routine, types, d_.type, epilogue, d_.library.views);
+        ctx_.library_extern(d_.library.routine, types, d_.type, epilogue, d_.library.views,
+                            d_.library.result_view);
     return ir::Call::make(name, std::move(args), {}, d_.type, ctx_.loc());
   }
 

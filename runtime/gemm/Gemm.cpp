@@ -319,33 +319,41 @@ void multiply(const GemmKernels& K, const Product& p, bool parallel, const Epilo
 namespace {
 
 // How the products of a batch lie: product i is (outer, inner) = (i / inner_count,
-// i % inner_count) of a batch of at most two dims, and its A and B start at those indices
-// times their strides (0: shared by the batch). Its C is dense, at i * m * n.
+// i % inner_count) of a batch of at most two dims, and its A, B and C start at those indices
+// times their strides (0 for A or B: shared by the batch).
 struct Batch {
   int64_t count = 1, inner_count = 1;
-  int64_t a_outer = 0, a_inner = 0, b_outer = 0, b_inner = 0;
-  int64_t a_at(int64_t i) const { return i / inner_count * a_outer + i % inner_count * a_inner; }
-  int64_t b_at(int64_t i) const { return i / inner_count * b_outer + i % inner_count * b_inner; }
+  int64_t a_outer = 0, a_inner = 0, b_outer = 0, b_inner = 0, c_outer = 0, c_inner = 0;
+  int64_t at(int64_t i, int64_t outer, int64_t inner) const {
+    return i / inner_count * outer + i % inner_count * inner;
+  }
+  int64_t a_at(int64_t i) const { return at(i, a_outer, a_inner); }
+  int64_t b_at(int64_t i) const { return at(i, b_outer, b_inner); }
+  int64_t c_at(int64_t i) const { return at(i, c_outer, c_inner); }
+  // Whether the rows of `rows`-row blocks at stride `row` follow on from one product to the
+  // next (product i's at i * rows * row), given the strides `outer` and `inner`.
+  bool rows_follow(int64_t rows, int64_t row, int64_t outer, int64_t inner) const {
+    return (inner_count <= 1 || inner == rows * row) &&
+           (count <= inner_count || outer == inner_count * rows * row);
+  }
 };
 
-// The batch of products `p` (its a, b and c those of product 0), then `epilogue` (null: none)
-// over the rows of C viewed as (count * m) x n.
+// The batch of products `p` (its a, b and c those of product 0, its ldc C's row stride), then
+// `epilogue` (null: none) over the rows of C viewed as (count * m) x n, which is then dense.
 void batched(Product p, const Batch& batch, const Epilogue* epilogue) {
   const int64_t m = p.m, n = p.n, k = p.k;
   if (batch.count <= 0 || batch.inner_count <= 0 || m <= 0 || n < 0 || k < 0) return;
+  if (epilogue && (p.ldc != n || !batch.rows_follow(m, n, batch.c_outer, batch.c_inner))) return;
   if (n == 0) { // no elements, but the rows are final
     if (epilogue) epilogue->run(0, batch.count * m);
     return;
   }
   const GemmKernels& K = kernels();
-  p.ldc = n;
-  // A batch of A whose rows follow on from one product to the next, times one B, is one
-  // product with count * m rows.
+  // A batch of A whose rows follow on from one product to the next, times one B, into C whose
+  // rows follow on too, is one product with count * m rows.
   const bool b_shared = batch.b_outer == 0 && batch.b_inner == 0;
-  const bool a_rows_follow = batch.a_inner == m * p.a_row &&
-                             (batch.count <= batch.inner_count ||
-                              batch.a_outer == batch.inner_count * m * p.a_row);
-  if (batch.count > 1 && b_shared && a_rows_follow) {
+  if (batch.count > 1 && b_shared && batch.rows_follow(m, p.a_row, batch.a_outer, batch.a_inner) &&
+      batch.rows_follow(m, p.ldc, batch.c_outer, batch.c_inner)) {
     p.m = batch.count * m;
     multiply(K, p, true, epilogue);
     return;
@@ -355,7 +363,7 @@ void batched(Product p, const Batch& batch, const Epilogue* epilogue) {
       Product q = p;
       q.a = p.a + batch.a_at(i);
       q.b = p.b + batch.b_at(i);
-      q.c = p.c + i * m * n;
+      q.c = p.c + batch.c_at(i);
       if (!epilogue) {
         multiply(K, q, parallel);
         continue;
@@ -385,7 +393,7 @@ extern "C" void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64
                                 int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
                                 int64_t b_batch_stride, int64_t trans_b) {
   dsc_rt_gemm_f32_strided(a, bm, c, batch, 1, m, n, k, 0, a_batch_stride, 0, k, 1, 0,
-                          b_batch_stride, 0, trans_b ? 1 : n, trans_b ? k : 1);
+                          b_batch_stride, 0, trans_b ? 1 : n, trans_b ? k : 1, 0, m * n, 0, n);
 }
 
 extern "C" void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* c,
@@ -393,17 +401,20 @@ extern "C" void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* 
                                         int64_t k, int64_t a_offset, int64_t a_outer,
                                         int64_t a_inner, int64_t a_row, int64_t a_col,
                                         int64_t b_offset, int64_t b_outer, int64_t b_inner,
-                                        int64_t b_row, int64_t b_col) {
+                                        int64_t b_row, int64_t b_col, int64_t c_offset,
+                                        int64_t c_outer, int64_t c_inner, int64_t c_row) {
   dsc_rt_gemm_f32_strided_epilogue(a, bm, c, batch, inner, m, n, k, a_offset, a_outer, a_inner,
                                    a_row, a_col, b_offset, b_outer, b_inner, b_row, b_col,
-                                   nullptr, nullptr, nullptr, 0, nullptr, 0, 0);
+                                   c_offset, c_outer, c_inner, c_row, nullptr, nullptr, nullptr,
+                                   0, nullptr, 0, 0);
 }
 
 extern "C" void dsc_rt_gemm_f32_strided_epilogue(
     const float* a, const float* bm, float* c, int64_t batch, int64_t inner, int64_t m,
     int64_t n, int64_t k, int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
     int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner, int64_t b_row,
-    int64_t b_col, dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
+    int64_t b_col, int64_t c_offset, int64_t c_outer, int64_t c_inner, int64_t c_row,
+    dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
     int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot) {
   using namespace dsc::runtime::gemm;
   // The compiler keeps to these limits; there is no call to record an error in, so a caller
@@ -421,12 +432,14 @@ extern "C" void dsc_rt_gemm_f32_strided_epilogue(
     std::abort();
   }
   for (int64_t x : {a_offset, a_outer, a_inner, a_row, a_col, b_offset, b_outer, b_inner, b_row,
-                    b_col})
+                    b_col, c_offset, c_outer, c_inner, c_row})
     if (x < 0) return; // documented as doing nothing
+  if (epilogue && c_offset != 0) return; // an epilogue's C is dense (and so is the call's)
   Product p;
   p.a = a + a_offset;
   p.b = bm + b_offset;
-  p.c = c;
+  p.c = c + c_offset;
+  p.ldc = c_row;
   p.m = m;
   p.n = n;
   p.k = k;
@@ -434,7 +447,7 @@ extern "C" void dsc_rt_gemm_f32_strided_epilogue(
   p.a_col = a_col;
   p.b_row = b_row;
   p.b_col = b_col;
-  const Batch b{batch, inner, a_outer, a_inner, b_outer, b_inner};
+  const Batch b{batch, inner, a_outer, a_inner, b_outer, b_inner, c_outer, c_inner};
   if (!epilogue) {
     batched(p, b, nullptr);
     return;

@@ -47,10 +47,14 @@ std::vector<FusionCase> cases() {
       // Operands read in place by dsc.sgemm through strides, with no copy: a transposed A, a
       // batch of B matrices transposed per product against one A, and attention's heads as
       // column blocks of one QKV product (its bias the product's epilogue, the one prim); a
-      // head merge is not affine in the operand's indices and keeps its kernel.
+      // head merge is not affine in the operand's indices and keeps its kernel, unless it is
+      // the merge of a product's heads, which the product then writes in place (as a product
+      // whose only reader permutes it: no kernel).
       {{"matmul_transposed_operand", "fn f(a: f32[K, M], b: f32[K, N]) { return matmul(permute(a, [1, 0]), b) }", {"M", "K", "N"}, 2, 1e-4}, 0},
       {{"matmul_shared_a_transposed_b", "fn f(w: f32[M, K], x: f32[B, N, K]) { return matmul(w, permute(x, [0, 2, 1])) }", {"B", "M", "K", "N"}, 2, 1e-4}, 0},
       {{"attention_heads_in_place", "import nn\nfn f(x: f32[B, S, 24], w: f32[24, 72], b: f32[72]) {\n  let q, k, v = split(matmul(x, w) + b, 3, axis=-1)\n  let qh = permute(reshape(q, [B, S, 4, 6]), [0, 2, 1, 3])\n  let kh = permute(reshape(k, [B, S, 4, 6]), [0, 2, 3, 1])\n  let vh = permute(reshape(v, [B, S, 4, 6]), [0, 2, 1, 3])\n  return matmul(nn.softmax(matmul(qh, kh) * 0.25), vh)\n}", {"B", "S"}, 2, 1e-4}, 2},
+      {{"attention_heads_merged_in_place", "import nn\nfn f(x: f32[B, S, 24], w: f32[24, 72], b: f32[72]) {\n  let q, k, v = split(matmul(x, w) + b, 3, axis=-1)\n  let qh = permute(reshape(q, [B, S, 4, 6]), [0, 2, 1, 3])\n  let kh = permute(reshape(k, [B, S, 4, 6]), [0, 2, 3, 1])\n  let vh = permute(reshape(v, [B, S, 4, 6]), [0, 2, 1, 3])\n  let o = matmul(nn.softmax(matmul(qh, kh) * 0.25), vh)\n  return reshape(permute(o, [0, 2, 1, 3]), [B, S, 24])\n}", {"B", "S"}, 2, 1e-4}, 2},
+      {{"product_permuted_in_place", "fn f(a: f32[B, M, K], b: f32[B, K, N]) { return permute(matmul(a, b), [1, 0, 2]) }", {"B", "M", "K", "N"}, 2, 1e-4}, 0},
       {{"heads_merged_not_in_place", "fn f(x: f32[B, 4, S, 6], w: f32[24, N]) { return matmul(reshape(permute(x, [0, 2, 1, 3]), [B, S, 24]), w) }", {"B", "S", "N"}, 2, 1e-4}, 1},
       // Elementwise, broadcast and injective chains, through reshapes that split and merge.
       {{"chain", "fn f(a: f32[N, M], b: f32[M]) { return exp(a * 2.0 + b) - 1.0 }", {"N", "M"}}, 1},

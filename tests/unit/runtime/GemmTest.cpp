@@ -161,7 +161,8 @@ TEST(Gemm, TransposedAAgainstLoops) {
 
 // dsc_rt_gemm_f32_strided against loops on the layouts a BERT layer's attention reads in place:
 // Q, K and V as column blocks of one [B, S, 3 * H * D] product (K read transposed), batched over
-// (B, H) with two batch strides; and a shared A with a batch of B matrices.
+// (B, H) with two batch strides, and the heads' outputs written straight into the head-merged
+// [B, S, H * D] layout; and a shared A with a batch of B matrices, into dense or gapped C.
 TEST(Gemm, StridedBatchesAgainstLoops) {
   std::mt19937 rng(22);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
@@ -179,12 +180,14 @@ TEST(Gemm, StridedBatchesAgainstLoops) {
     std::vector<float> scores(static_cast<size_t>(count * c.s * c.s), std::nanf(""));
     dsc_rt_gemm_f32_strided(qkv.data(), qkv.data(), scores.data(), count, c.heads, c.s, c.s, c.dh,
                             0, c.s * width, c.dh, width, 1, c.heads * c.dh, c.s * width, c.dh, 1,
-                            width);
-    // Probabilities (the scores) times V [b, h, j, q] = qkv[b, j, 2*H*dh + h*dh + q].
+                            width, 0, c.heads * c.s * c.s, c.s * c.s, c.s);
+    // Probabilities (the scores) times V [b, h, j, q] = qkv[b, j, 2*H*dh + h*dh + q], written
+    // to out[b, i, h*dh + q].
+    const int64_t merged = c.heads * c.dh;
     std::vector<float> out(static_cast<size_t>(count * c.s * c.dh), std::nanf(""));
     dsc_rt_gemm_f32_strided(scores.data(), qkv.data(), out.data(), count, c.heads, c.s, c.dh,
                             c.s, 0, c.heads * c.s * c.s, c.s * c.s, c.s, 1, 2 * c.heads * c.dh,
-                            c.s * width, c.dh, width, 1);
+                            c.s * width, c.dh, width, 1, 0, c.s * merged, c.dh, merged);
     const std::string what = "B=" + std::to_string(c.batch) + " H=" + std::to_string(c.heads) +
                              " S=" + std::to_string(c.s) + " D=" + std::to_string(c.dh);
     for (int64_t b = 0; b < c.batch; ++b)
@@ -205,7 +208,7 @@ TEST(Gemm, StridedBatchesAgainstLoops) {
             for (int64_t j = 0; j < c.s; ++j)
               want += double(scores[(i0 + i) * c.s + j]) *
                       row0[j * width + (2 * c.heads + h) * c.dh + q];
-            ASSERT_NEAR(out[(i0 + i) * c.dh + q], want, 2e-5 * double(c.s + 1))
+            ASSERT_NEAR(out[(b * c.s + i) * merged + h * c.dh + q], want, 2e-5 * double(c.s + 1))
                 << what << ": output of head " << h << " at [" << i << ", " << q << "]";
           }
         }
@@ -219,7 +222,7 @@ TEST(Gemm, StridedBatchesAgainstLoops) {
   for (float& x : b) x = d(rng);
   std::vector<float> c(static_cast<size_t>(6 * m * n), std::nanf(""));
   dsc_rt_gemm_f32_strided(a.data(), b.data(), c.data(), 6, 3, m, n, k, 0, 0, 0, k, 1, 0,
-                          3 * k * n, k * n, n, 1);
+                          3 * k * n, k * n, n, 1, 0, 3 * m * n, m * n, n);
   for (int64_t i = 0; i < 6; ++i)
     for (int64_t r = 0; r < m; ++r)
       for (int64_t j = 0; j < n; ++j) {
@@ -229,8 +232,29 @@ TEST(Gemm, StridedBatchesAgainstLoops) {
       }
   std::vector<float> untouched(c);
   dsc_rt_gemm_f32_strided(a.data(), b.data(), c.data(), 6, 3, m, n, k, 0, 0, 0, k, -1, 0,
-                          3 * k * n, k * n, n, 1);
+                          3 * k * n, k * n, n, 1, 0, 3 * m * n, m * n, n);
   EXPECT_EQ(std::memcmp(c.data(), untouched.data(), c.size() * sizeof(float)), 0);
+  // A batch of A whose rows follow on, times one B, into C whose rows do not (each product's
+  // rows gapped by 2 floats and offset by 1): not one product of 6 * m rows, and the gaps stay.
+  std::vector<float> rows(static_cast<size_t>(6 * m * k));
+  for (float& x : rows) x = d(rng);
+  const int64_t ldc = n + 2;
+  std::vector<float> gapped(static_cast<size_t>(1 + 6 * m * ldc), -7.0f);
+  dsc_rt_gemm_f32_strided(rows.data(), b.data(), gapped.data(), 6, 3, m, n, k, 0, 3 * m * k,
+                          m * k, k, 1, 0, 0, 0, n, 1, 1, 3 * m * ldc, m * ldc, ldc);
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < ldc; ++j) {
+        const float got = gapped[1 + (i * m + r) * ldc + j];
+        if (j >= n) {
+          ASSERT_EQ(got, -7.0f) << "the gap after row " << r << " of product " << i;
+          continue;
+        }
+        double want = 0;
+        for (int64_t q = 0; q < k; ++q) want += double(rows[(i * m + r) * k + q]) * b[q * n + j];
+        ASSERT_NEAR(got, want, 1e-4) << "gapped C, product " << i;
+      }
+  EXPECT_EQ(gapped[0], -7.0f);
   dsc_set_num_threads(0);
 }
 
@@ -419,8 +443,8 @@ void check_epilogue(const EpilogueCase& s, int threads, std::mt19937& rng, bool 
     } else {
       dsc_rt_gemm_f32_strided_epilogue(
           a.data(), b.data(), c.data(), s.batch, 1, s.m, s.n, s.k, 0, s.m * s.k, 0, s.k, 1, 0,
-          s.batched_b ? s.k * s.n : 0, 0, s.trans_b ? 1 : s.n, s.trans_b ? s.k : 1,
-          scale_bias_residual, buffers, row_bytes, 4, symbols, 3, 1);
+          s.batched_b ? s.k * s.n : 0, 0, s.trans_b ? 1 : s.n, s.trans_b ? s.k : 1, 0,
+          s.m * s.n, 0, s.n, scale_bias_residual, buffers, row_bytes, 4, symbols, 3, 1);
     }
     if (constant) {
       EXPECT_EQ(constant_pack_count(), packs + 1) << what;
@@ -503,6 +527,25 @@ TEST(GemmEpilogue, EmptyRowsStillRunTheEpilogue) {
   }
 }
 
+TEST(GemmEpilogue, NeedsADenseResult) {
+  // The epilogue's rows are those of a dense C: with C's rows gapped or offset, nothing runs.
+  const int64_t m = 3, n = 4, k = 2;
+  std::vector<float> a(m * k, 1.0f), b(k * n, 1.0f), bias(n, 0.0f), res((m + 1) * (n + 1), 0.0f);
+  std::vector<int64_t> calls(m + 1, 0);
+  const int64_t row_bytes[] = {n * int64_t(sizeof(float)), 0, n * int64_t(sizeof(float)),
+                               int64_t(sizeof(int64_t))};
+  const int64_t symbols[] = {n, -1, 1};
+  for (auto [offset, row] : {std::pair<int64_t, int64_t>{0, n + 1}, {1, n}}) {
+    std::vector<float> c((m + 1) * (n + 1), -3.0f);
+    void* const buffers[] = {c.data(), bias.data(), res.data(), calls.data()};
+    dsc_rt_gemm_f32_strided_epilogue(a.data(), b.data(), c.data(), 1, 1, m, n, k, 0, 0, 0, k, 1,
+                                     0, 0, 0, n, 1, offset, 0, 0, row, scale_bias_residual,
+                                     buffers, row_bytes, 4, symbols, 3, 1);
+    for (float x : c) ASSERT_EQ(x, -3.0f) << "offset " << offset << ", row stride " << row;
+    for (int64_t x : calls) ASSERT_EQ(x, 0);
+  }
+}
+
 TEST(GemmEpilogue, ConstantB) {
   // B declared constant: the packed path for every m, with A packed whole (below
   // kWholeDepthFloats) and per depth block (above it), one product and a folded batch.
@@ -537,8 +580,8 @@ TEST(GemmEpilogueDeathTest, LimitsAbort) {
   const int64_t row_bytes[17] = {};
   const int64_t symbols[65] = {};
   auto call = [&](int64_t num_buffers, int64_t num_symbols, int64_t rows_slot) {
-    dsc_rt_gemm_f32_strided_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 1,
-                                     scale_bias_residual, buffers, row_bytes, num_buffers,
+    dsc_rt_gemm_f32_strided_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 0,
+                                     1, 0, 1, scale_bias_residual, buffers, row_bytes, num_buffers,
                                      symbols, num_symbols, rows_slot);
   };
   EXPECT_DEATH(call(17, 3, 1), "17 buffers");
