@@ -1,8 +1,9 @@
 #pragma once
-// A library product's epilogue (ir/LibraryRoutine.h): a map that reads the product only at its
-// own index, rewritten to run on a block of rows of the product in place. The routine calls it
-// on each block of rows as soon as the block is final, so the product is read back from cache,
-// not memory, and the map needs no kernel and no buffer of its own.
+// A library product's epilogue (ir/LibraryRoutine.h): a map (or a stitched group, below)
+// that reads the product only at its own index, rewritten to run on a block of rows of the
+// product in place. The routine calls it on each block of rows as soon as the block is final,
+// so the product is read back from cache, not memory, and the map needs no kernel and no
+// buffer of its own.
 //
 // The map's index space [d0, ..., dn] becomes [R, dn]: R (a fresh symbol) is the block's row
 // count and its leading dims fold into the row. An input read at the map's own row (its leading
@@ -27,5 +28,15 @@ namespace dsc::passes::lowering {
 // set when the map reads anything in a way the routine cannot offset by rows.
 std::shared_ptr<ComputeDesc> make_epilogue(const ComputeDesc& map, const std::string& product,
                                            FnContext& ctx, std::string* why);
+
+// A stitched group (its reductions over the product's last dim, row by row, and its result a
+// map over the product's dims; softmax or layer_norm after a product) as the product's
+// epilogue, rewritten the same way: its rows fold into R, each stage keeps its own column
+// loop, and its inputs are read by row or whole. Only the last stage writes (the result, over
+// the product, in place): every stage reads the product before that stage overwrites it, each
+// element read then written by the same iteration. Null with `*why` set otherwise.
+std::shared_ptr<ComputeDesc> make_stitched_epilogue(const ComputeDesc& group,
+                                                    const std::string& product, FnContext& ctx,
+                                                    std::string* why);
 
 } // namespace dsc::passes::lowering

@@ -891,42 +891,48 @@ private:
   // finishes.
   void epilogues() {
     for (FnItem& c : items_) {
-      if (c.dropped || !c.desc || c.desc->kind != ComputeDesc::Kind::Map || c.desc->maps.size() != 1)
-        continue;
+      if (c.dropped || !c.desc) continue;
+      const bool map = c.desc->kind == ComputeDesc::Kind::Map && c.desc->maps.size() == 1;
+      const bool stitched = c.desc->kind == ComputeDesc::Kind::Stitch && c.desc->outputs.size() == 1;
+      if (!map && !stitched) continue;
       for (const ComputeDesc::Input& in : c.desc->inputs) {
         auto def = def_.find(in.arg.get());
         if (def == def_.end()) continue;
         FnItem& p = items_[def->second.first];
         if (p.dropped || !p.desc || p.desc->kind != ComputeDesc::Kind::Library) continue;
-        take_as_epilogue(c, p);
-        break;
+        if (take_as_epilogue(c, p)) break;
       }
     }
   }
 
-  void take_as_epilogue(FnItem& c, FnItem& p) {
+  // Whether `c` became `p`'s epilogue.
+  bool take_as_epilogue(FnItem& c, FnItem& p) {
     const LibraryCall& library = p.desc->library;
     const ir::LibraryRoutine* routine = ir::find_library_routine(library.routine);
-    if (!routine || !routine->epilogue_function || library.epilogue) return; // none to take
+    if (!routine || !routine->epilogue_function || library.epilogue) return false; // none to take
     if (library.result_view) {
       refuse(p, c, "the product is written through a strided view, and an epilogue runs on "
                    "dense rows");
-      return;
+      return false;
     }
     if (library.args.size() != 2 || library.args[1]->type.rank() != 2) {
       refuse(p, c, "the product is a batch of products with B matrices of their own, whose "
                    "rows the routine's epilogue does not cover");
-      return;
+      return false;
     }
     if (p.binding.vars.size() != 1 || used_elsewhere(p.binding.vars.front().get())) {
       refuse(p, c, "another consumer reads the product");
-      return;
+      return false;
     }
-    const std::vector<sym::Expr>& extents = c.desc->maps.front().space.extents;
+    // What the map, or the stitched group's result, runs over.
+    const bool stitched = c.desc->kind == ComputeDesc::Kind::Stitch;
+    const std::vector<sym::Expr>& extents = stitched
+                                                ? c.desc->stitch.stages.back().space.extents
+                                                : c.desc->maps.front().space.extents;
     const std::vector<sym::Expr>& dims = p.desc->type.shape;
     if (extents.size() != dims.size()) {
       refuse(p, c, "the map does not cover the product exactly");
-      return;
+      return false;
     }
     // How the map reads first (no prover), then whether it covers the product.
     ComputeDesc map = *c.desc;
@@ -935,22 +941,32 @@ private:
     for (const ComputeDesc::Input& in : map.inputs)
       if (in.arg.get() == p.binding.vars.front().get()) buffer = in.buffer.name;
     std::string why;
-    std::shared_ptr<ComputeDesc> epilogue = make_epilogue(map, buffer, ctx_, &why);
+    std::shared_ptr<ComputeDesc> epilogue = stitched
+                                                ? make_stitched_epilogue(map, buffer, ctx_, &why)
+                                                : make_epilogue(map, buffer, ctx_, &why);
     if (!epilogue) {
       refuse(p, c, why);
-      return;
+      return false;
     }
+    // The result covers the product, and a stitched group's reductions run over its columns.
+    std::vector<std::pair<sym::Expr, sym::Expr>> equal;
+    for (size_t a = 0; a < dims.size(); ++a) equal.emplace_back(extents[a], dims[a]);
+    if (stitched)
+      for (const Stage& s : c.desc->stitch.stages)
+        if (s.kind == Stage::Kind::Reduce)
+          equal.emplace_back(s.reduction.reduced.extents.front(), dims.back());
     std::vector<FusionFact> facts;
-    for (size_t a = 0; a < dims.size(); ++a) {
-      sym::ProofResult r = ctx_.decide(sym::eq(extents[a], dims[a]));
-      note_fact(facts, extents[a], dims[a], "the epilogue covers the product", r);
+    for (const auto& [a, b] : equal) {
+      sym::ProofResult r = ctx_.decide(sym::eq(a, b));
+      note_fact(facts, a, b, "the epilogue covers the product", r);
       if (r.verdict != sym::Verdict::Proved) {
         refuse(p, c, "the map is not shown to cover the product exactly", std::move(facts));
-        return;
+        return false;
       }
     }
     take_over(c, p, std::move(facts),
               [&](LibraryCall& call) { call.epilogue = std::move(epilogue); });
+    return true;
   }
 
   void drop_absorbed() {
@@ -1220,6 +1236,8 @@ private:
   // The group becomes its last member's description; the others are dropped. Outputs are the
   // maps' (later stages read them) and the row values something outside the group reads.
   void finish(Group& g, const std::set<VarKey>& outside) {
+    // The members' reads become the group's (counted once, for the epilogues after).
+    for (size_t m : g.members) forget_reads(m);
     ComputeDesc& d = g.desc;
     std::set<size_t> in_place = write_rows_in_place(g, outside);
     std::vector<ir::Buffer> outputs;
@@ -1259,6 +1277,20 @@ private:
     last.desc = std::move(d);
     last.ops = std::move(g.ops);
     last.facts = std::move(g.facts);
+    const size_t at = g.members.back();
+    for (VarKey v : reads(last)) {
+      ++uses_[v];
+      readers_[v].push_back(at);
+    }
+  }
+
+  // Item i no longer reads what it reads now.
+  void forget_reads(size_t i) {
+    for (VarKey v : reads(items_[i])) {
+      --uses_[v];
+      std::vector<size_t>& rs = readers_[v];
+      rs.erase(std::remove(rs.begin(), rs.end(), i), rs.end());
+    }
   }
 
   std::vector<FnItem>& items_;

@@ -70,6 +70,12 @@ std::vector<FusionCase> cases() {
       // product read transposed.
       {{"matmul_epilogue", "import nn\nfn f(x: f32[B, S, K], w: f32[K, N], b: f32[N], r: f32[B, S, N], s: f32[B, S, 1]) {\n  return nn.gelu(matmul(x, w) + b) * s + r\n}", {"B", "S", "K", "N"}, 2, 1e-4}, 1},
       {{"matmul_relu_epilogue", "import nn\nfn f(a: f32[M, K], b: f32[K, N]) { return nn.relu(matmul(a, b) * 0.5 - 0.25) }", {"M", "K", "N"}, 2, 1e-4}, 1},
+      // A stitched group that reads the product row by row runs as its epilogue too, in place:
+      // layer_norm after a residual add and a bias, softmax of a scaled product. One reducing
+      // the product's columns (softmax over axis 0) is no epilogue.
+      {{"matmul_layer_norm_epilogue", "import nn\nfn f(x: f32[B, S, K], w: f32[K, N], b: f32[N], r: f32[B, S, N], g: f32[N], e: f32[N]) {\n  return nn.layer_norm(r + matmul(x, w) + b, g, e)\n}", {"B", "S", "K", "N"}, 2, 1e-3}, 1},
+      {{"matmul_softmax_epilogue", "import nn\nfn f(a: f32[M, K], b: f32[K, N]) { return nn.softmax(matmul(a, b) * 0.5) }", {"M", "K", "N"}, 2, 1e-4}, 1},
+      {{"matmul_softmax_columns", "import nn\nfn f(a: f32[M, K], b: f32[K, N]) { return nn.softmax(matmul(a, b), axis=0) }", {"M", "K", "N"}, 2, 1e-4}, 1},
       {{"matmul_two_readers", "fn f(a: f32[M, K], b: f32[K, N]) {\n  let y = matmul(a, b)\n  return (y + 1.0, y * 2.0)\n}", {"M", "K", "N"}, 2, 1e-4}, 2},
       {{"batched_matmul_map", "fn f(a: f32[B, M, K], b: f32[B, K, N]) { return matmul(a, b) + 1.0 }", {"B", "M", "K", "N"}, 2, 1e-4}, 1},
       {{"matmul_read_transposed", "fn f(a: f32[M, K], b: f32[K, N]) { return permute(matmul(a, b), [1, 0]) - 1.0 }", {"M", "K", "N"}, 2, 1e-4}, 1},
