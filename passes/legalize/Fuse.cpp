@@ -862,9 +862,7 @@ private:
                             ? *library.views[a]
                             : ir::dense_view(library.args[a]->type.shape));
     layouts.push_back(view);
-    if (why.empty() && !routine->scalar_args(layouts, &why) && why.empty())
-      why = "the routine cannot write that layout";
-    if (!why.empty()) {
+    if (why.empty() && !routine->scalar_args(layouts, &why)) {
       refuse(p, c, "the product cannot be written through the map's layout: " + why);
       return;
     }

@@ -339,11 +339,10 @@ struct Batch {
 };
 
 // The batch of products `p` (its a, b and c those of product 0, its ldc C's row stride), then
-// `epilogue` (null: none) over the rows of C viewed as (count * m) x n, which is then dense.
+// `epilogue` (null: none) over the rows of C viewed as (count * m) x n (C dense).
 void batched(Product p, const Batch& batch, const Epilogue* epilogue) {
   const int64_t m = p.m, n = p.n, k = p.k;
   if (batch.count <= 0 || batch.inner_count <= 0 || m <= 0 || n < 0 || k < 0) return;
-  if (epilogue && (p.ldc != n || !batch.rows_follow(m, n, batch.c_outer, batch.c_inner))) return;
   if (n == 0) { // no elements, but the rows are final
     if (epilogue) epilogue->run(0, batch.count * m);
     return;
@@ -434,31 +433,18 @@ extern "C" void dsc_rt_gemm_f32_strided_epilogue(
   for (int64_t x : {a_offset, a_outer, a_inner, a_row, a_col, b_offset, b_outer, b_inner, b_row,
                     b_col, c_offset, c_outer, c_inner, c_row})
     if (x < 0) return; // documented as doing nothing
-  if (epilogue && c_offset != 0) return; // an epilogue's C is dense (and so is the call's)
-  Product p;
-  p.a = a + a_offset;
-  p.b = bm + b_offset;
-  p.c = c + c_offset;
-  p.ldc = c_row;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a_row = a_row;
-  p.a_col = a_col;
-  p.b_row = b_row;
-  p.b_col = b_col;
+  const Product p{.a = a + a_offset, .b = bm + b_offset, .c = c + c_offset, .m = m, .n = n,
+                  .k = k, .a_row = a_row, .a_col = a_col, .b_row = b_row, .b_col = b_col,
+                  .ldc = c_row};
   const Batch b{batch, inner, a_outer, a_inner, b_outer, b_inner, c_outer, c_inner};
   if (!epilogue) {
     batched(p, b, nullptr);
     return;
   }
-  Epilogue e;
-  e.kernel = epilogue;
-  e.buffers = buffers;
-  e.row_bytes = row_bytes;
-  e.num_buffers = num_buffers;
-  e.symbols = symbols;
-  e.num_symbols = num_symbols;
-  e.rows_slot = rows_slot;
+  // The epilogue's rows are those of a dense C (documented as doing nothing otherwise).
+  if (c_offset != 0 || c_row != n || !b.rows_follow(m, n, c_outer, c_inner)) return;
+  const Epilogue e{.kernel = epilogue, .buffers = buffers, .row_bytes = row_bytes,
+                   .num_buffers = num_buffers, .symbols = symbols, .num_symbols = num_symbols,
+                   .rows_slot = rows_slot};
   batched(p, b, &e);
 }
