@@ -72,7 +72,9 @@ void print_steps(std::ostream& os, const std::vector<HostStep>& steps, int depth
         os << (i ? ", " : "") << symbolic::to_string(s.epilogue_ints[i]);
     }
     if (s.kind != HostStep::Kind::If) {
-      os << ")\n";
+      os << ")";
+      if (!s.epilogue_first_row.empty()) os << " first_row " << s.epilogue_first_row;
+      os << "\n";
       continue;
     }
     os << " {\n";
@@ -151,6 +153,8 @@ std::vector<std::string> prim_signature_symbols(const PrimFunc& p) {
   };
   add(p.inputs);
   add(p.outputs);
+  for (const WhereClause& w : p.where)
+    for (const std::string& s : symbolic::free_symbols(w.predicate)) names.insert(s);
   return {names.begin(), names.end()};
 }
 

@@ -85,10 +85,12 @@ struct HostStep {
   // Library: the routine's scalar arguments (its scalar_args).
   std::vector<symbolic::Expr> ints;
   // Library with an epilogue (ir/LibraryRoutine.h): the prim the routine runs on each finished
-  // block of rows, and the values of its symbols (its row count's: all the rows). `buffers`
-  // are then the operands, the epilogue's inputs, and the result.
+  // block of rows, and the values of its symbols (its row count's: all the rows; its first
+  // row's, when it has one: 0). `buffers` are then the operands, the epilogue's inputs, and the
+  // result.
   std::string epilogue;
   std::vector<symbolic::Expr> epilogue_ints;
+  std::string epilogue_first_row; // the epilogue's symbol for a block's first row, or empty
   std::vector<HostStep> then_steps, else_steps; // If
   std::vector<HostStep> cond_steps, body_steps; // Loop
   std::string location;                         // If, Bind, Loop, Check: "model.dsc:3:9"
@@ -145,7 +147,7 @@ bool has_runtime_dims(const HostProgram& p, const std::vector<symbolic::Expr>& s
 symbolic::Expr at_upper_bounds(const HostProgram& p, const symbolic::Expr& e);
 
 // The symbols a prim's kernel takes, in order: the distinct free symbols of its buffers'
-// dims (inputs and outputs), sorted by name.
+// dims (inputs and outputs) and of its where clause, sorted by name.
 std::vector<std::string> prim_signature_symbols(const PrimFunc& p);
 
 } // namespace dsc::ir

@@ -1,5 +1,7 @@
 #include "ir/LibraryRoutine.h"
 
+#include <algorithm>
+
 #include "ir/HostProgram.h"
 #include "ir/Module.h"
 #include "symbolic/Eval.h"
@@ -203,6 +205,18 @@ std::string epilogue_mismatch(const ExternFunc& ext, const PrimFunc& prim) {
       if ((a > 0 || !in.shape[a].same_as(prim.outputs[0].shape[0])) && mentions_rows(in.shape[a]))
         return "epilogue input '" + in.name + "' uses the row count " + rows +
                " other than as its first dim";
+  }
+  if (const std::string& first = ext.epilogue_first_row; !first.empty()) {
+    const std::vector<std::string> symbols = prim_signature_symbols(prim);
+    if (first == rows || std::find(symbols.begin(), symbols.end(), first) == symbols.end())
+      return "its first row '" + first + "' is not a symbol of the epilogue other than its row "
+             "count (declare it in the prim's where clause)";
+    for (const std::vector<Buffer>* buffers : {&prim.inputs, &prim.outputs})
+      for (const Buffer& b : *buffers)
+        for (const symbolic::Expr& d : b.shape)
+          for (const std::string& s : symbolic::free_symbols(d))
+            if (s == first)
+              return "its first row '" + first + "' appears in a dim of '" + b.name + "'";
   }
   if (prim.inputs.size() + 1 > kMaxEpilogueBuffers)
     return "the epilogue has " + std::to_string(prim.inputs.size() + 1) +

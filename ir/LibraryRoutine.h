@@ -43,6 +43,10 @@ struct LibraryRoutine {
 //     R, the block's row count (the routine passes it);
 //   - an input is indexed by row when its first dim is R (the routine offsets it to the block),
 //     else it is read whole (a bias over the columns); R appears in no other dim;
+//   - with `first_row R0` after the epilogue, R0 (a symbol of the prim's where clause, in no
+//     dim) receives each block's first row, counted over all the result's rows: an input read
+//     whole may then be indexed by the row's position in the result (a mask indexed by the
+//     batch of a batch of products, R0 + row divided by the rows per batch);
 //   - at most kMaxEpilogueBuffers buffers and kMaxEpilogueSymbols symbols (the runtime's
 //     limits, runtime/HostABI.h).
 // The prim reads the result where it writes it (the routine's values, then its own).

@@ -84,6 +84,10 @@ struct ExternFunc : RefCounted {
   // A prim the routine runs on each finished block of rows of its result, or empty
   // (ir/LibraryRoutine.h: epilogue_mismatch says what it must look like).
   std::string epilogue;
+  // The epilogue's symbol that receives each block's first row (its index among all the
+  // result's rows), or empty: an epilogue reading an input at an index computed from the
+  // whole row, not offset by rows (a mask indexed by the batch of a batch of products).
+  std::string epilogue_first_row;
   SourceLoc loc;
 };
 

@@ -841,6 +841,7 @@ void print_extern_to(std::string& out, const ExternFunc& e) {
   if (e.result_view) out += " " + view_text(*e.result_view);
   std::string binding = quote(e.symbol);
   if (!e.epilogue.empty()) binding += " epilogue " + e.epilogue;
+  if (!e.epilogue_first_row.empty()) binding += " first_row " + e.epilogue_first_row;
   if (e.where.empty()) {
     out += " = " + binding + "\n";
   } else {

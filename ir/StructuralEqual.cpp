@@ -131,6 +131,7 @@ public:
 
   bool ext(const ExternFunc& a, const ExternFunc& b) {
     if (a.name != b.name || a.symbol != b.symbol || a.epilogue != b.epilogue ||
+        a.epilogue_first_row != b.epilogue_first_row ||
         a.params.size() != b.params.size())
       return false;
     for (size_t i = 0; i < a.params.size(); ++i)
@@ -441,6 +442,7 @@ private:
     str(e.name);
     str(e.symbol);
     str(e.epilogue);
+    str(e.epilogue_first_row);
     mix(e.params.size());
     for (const VarRef& p : e.params)
       param(p);

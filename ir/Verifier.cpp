@@ -599,6 +599,13 @@ std::vector<std::string> verify(const HostProgram& p, const Module& m, bool plan
       else if (epilogue && s.epilogue_ints.size() != prim_signature_symbols(*epilogue).size())
         error(which + " passes " + std::to_string(s.epilogue_ints.size()) +
               " symbols to epilogue '" + s.epilogue + "'");
+      if (epilogue && !s.epilogue_first_row.empty()) {
+        const std::vector<std::string> symbols = prim_signature_symbols(*epilogue);
+        if (s.epilogue_first_row == epilogue_rows_symbol(*epilogue) ||
+            std::find(symbols.begin(), symbols.end(), s.epilogue_first_row) == symbols.end())
+          error(which + " gives epilogue '" + s.epilogue + "' its first row in '" +
+                s.epilogue_first_row + "', which is not one of its symbols other than its rows");
+      }
       break;
     }
     case HostStep::Kind::Copy:

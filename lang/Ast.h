@@ -210,6 +210,7 @@ struct Decl {
   std::string symbol;          // Extern: "blas.sgemm"
   SourceLoc symbol_loc;
   Ident epilogue;              // Extern: the prim the routine runs on finished rows, if any
+  Ident epilogue_first_row;    // Extern: the epilogue's symbol for a block's first row, if any
 };
 
 struct Module {

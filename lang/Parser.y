@@ -170,6 +170,15 @@ std::shared_ptr<ast::ParamView> strided_view(ParseDriver& drv, const std::string
   return v;
 }
 
+// `epilogue PRIM` after an extern's routine, the word checked (a word here, not a keyword).
+ast::Ident epilogue_clause(ParseDriver& drv, const std::string& word, const ast::Span& word_at,
+                           std::string prim, const ast::Span& prim_at) {
+  if (word != "epilogue")
+    drv.diags().error(word_at.begin, "expected `epilogue PRIM` after the routine's name, found `" +
+                                         word + "`");
+  return ast::Ident{std::move(prim), prim_at.begin};
+}
+
 StmtPtr make_stmt(ast::StmtKind kind, const ast::Span& at) {
   auto s = std::make_unique<ast::Stmt>();
   s->kind = kind;
@@ -255,7 +264,7 @@ ExprPtr compare(ParseDriver& drv, Op op, const ast::Span& at, ExprPtr a, ExprPtr
        Comma "," Colon ":" Semi ";" Assign "=" Dot "." Question "?" Plus "+" Minus "-"
        Star "*" Slash "/" Percent "%" Less "<" Greater ">" Bang "!"
 
-%nterm <std::unique_ptr<ast::Decl>> decl fn_decl prim_decl extern_decl
+%nterm <std::unique_ptr<ast::Decl>> decl fn_decl prim_decl extern_decl extern_head
 %nterm <std::vector<ast::Param>> params param_list
 %nterm <ast::Param> param extern_ret
 %nterm <ast::TypeNode> type
@@ -340,6 +349,25 @@ prim_decl:
   ;
 
 extern_decl:
+    extern_head { $$ = std::move($1); }
+  | extern_head Ident Ident {
+      // `= "dsc.sgemm" epilogue PRIM`: the routine calls PRIM on each block of rows it finishes
+      // (a matmul's fused epilogue); `epilogue` is a word here, not a keyword.
+      $$ = std::move($1);
+      $$->epilogue = epilogue_clause(drv, $2, @2, std::move($3), @3);
+    }
+  | extern_head Ident Ident Ident Ident {
+      // `... epilogue PRIM first_row R0`: PRIM's symbol R0 receives each block's first row.
+      $$ = std::move($1);
+      $$->epilogue = epilogue_clause(drv, $2, @2, std::move($3), @3);
+      if ($4 != "first_row")
+        drv.diags().error(@4.begin, "expected `first_row SYMBOL` after the epilogue, found `" +
+                                        $4 + "`");
+      $$->epilogue_first_row = ast::Ident{std::move($5), @5.begin};
+    }
+  ;
+
+extern_head:
     "extern" "fn" Ident "(" params ")" "->" extern_ret where_opt "=" String {
       $$ = make_decl(ast::DeclKind::Extern, @1, std::move($3), @3);
       $$->params = std::move($5);
@@ -349,22 +377,6 @@ extern_decl:
       $$->where = std::move($9);
       $$->symbol = std::move($11);
       $$->symbol_loc = @11.begin;
-    }
-  | "extern" "fn" Ident "(" params ")" "->" extern_ret where_opt "=" String Ident Ident {
-      // `= "dsc.sgemm" epilogue PRIM`: the routine calls PRIM on each block of rows it finishes
-      // (a matmul's fused epilogue); `epilogue` is a word here, not a keyword.
-      $$ = make_decl(ast::DeclKind::Extern, @1, std::move($3), @3);
-      $$->params = std::move($5);
-      $$->has_ret = true;
-      $$->ret = std::move($8.type);
-      $$->ret_view = std::move($8.view);
-      $$->where = std::move($9);
-      $$->symbol = std::move($11);
-      $$->symbol_loc = @11.begin;
-      if ($12 != "epilogue")
-        drv.diags().error(@12.begin, "expected `epilogue PRIM` after the routine's name, found `" +
-                                         $12 + "`");
-      $$->epilogue = ast::Ident{std::move($13), @13.begin};
     }
   ;
 

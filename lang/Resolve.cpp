@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -474,6 +475,7 @@ Ref<ir::ExternFunc> GraphResolver::external(const ast::Decl& d) {
   ext->loc = d.loc;
   ext->symbol = d.symbol;
   ext->epilogue = d.epilogue.name;
+  ext->epilogue_first_row = d.epilogue_first_row.name;
   std::vector<ir::Expr> defaults;
   bool ok = params(d.params, /*allow_defaults=*/false, ext->params, defaults);
   std::optional<Type> ret = type(d.ret, TypeUse::Return, d.name.name);
@@ -1143,6 +1145,11 @@ std::optional<ir::Module> resolve_module(const ast::Module& module, const Import
   ir::Module out;
   std::unordered_map<std::string, const ast::Decl*> seen_decls;
   std::unordered_map<std::string, const ast::Decl*> seen_imports;
+  // Per prim, the symbols externs bind in it: an epilogue's first row.
+  std::map<std::string, std::set<std::string>> bound_by_externs;
+  for (const ast::Decl& d : module.decls)
+    if (d.kind == ast::DeclKind::Extern && !d.epilogue_first_row.name.empty())
+      bound_by_externs[d.epilogue.name].insert(d.epilogue_first_row.name);
   for (const ast::Decl& d : module.decls) {
     if (d.kind == ast::DeclKind::Import) {
       auto [it, fresh] = seen_imports.emplace(d.name.name, &d);
@@ -1172,7 +1179,7 @@ std::optional<ir::Module> resolve_module(const ast::Module& module, const Import
       if (Ref<ir::ExternFunc> e = GraphResolver(diags, imports).external(d)) out.add(e);
       break;
     case ast::DeclKind::Prim:
-      if (Ref<ir::PrimFunc> p = resolve_prim(d, diags)) out.add(p);
+      if (Ref<ir::PrimFunc> p = resolve_prim(d, diags, bound_by_externs[d.name.name])) out.add(p);
       break;
     case ast::DeclKind::Import:
       break;

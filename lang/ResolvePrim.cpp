@@ -132,7 +132,7 @@ class PrimResolver {
 public:
   explicit PrimResolver(DiagnosticEngine& diags) : diags_(diags) {}
 
-  Ref<ir::PrimFunc> prim(const ast::Decl& d);
+  Ref<ir::PrimFunc> prim(const ast::Decl& d, const std::set<std::string>& bound_by_externs);
 
 private:
   // ---- declarations
@@ -316,7 +316,8 @@ bool PrimResolver::buffers(const std::vector<ast::Param>& ps, std::vector<ir::Bu
   return ok;
 }
 
-Ref<ir::PrimFunc> PrimResolver::prim(const ast::Decl& d) {
+Ref<ir::PrimFunc> PrimResolver::prim(const ast::Decl& d,
+                                     const std::set<std::string>& bound_by_externs) {
   auto* p = new ir::PrimFunc();
   Ref<ir::PrimFunc> result(p);
   p->name = d.name.name;
@@ -342,6 +343,8 @@ Ref<ir::PrimFunc> PrimResolver::prim(const ast::Decl& d) {
   };
   collect(d.params);
   collect(d.outputs);
+  for (const std::string& s : bound_by_externs)
+    scopes_.back().try_emplace(s, PrimName{NameKind::Symbol, d.name.loc});
   bool ok = buffers(d.params, p->inputs);
   ok = buffers(d.outputs, p->outputs) && ok;
 
@@ -1004,8 +1007,9 @@ PrimExpr PrimResolver::expr(const ast::Expr& e, std::optional<DType> hint) {
 
 } // namespace
 
-Ref<ir::PrimFunc> resolve_prim(const ast::Decl& decl, DiagnosticEngine& diags) {
-  return PrimResolver(diags).prim(decl);
+Ref<ir::PrimFunc> resolve_prim(const ast::Decl& decl, DiagnosticEngine& diags,
+                               const std::set<std::string>& bound_by_externs) {
+  return PrimResolver(diags).prim(decl, bound_by_externs);
 }
 
 } // namespace dsc::lang

@@ -635,11 +635,12 @@ private:
       Expr rows = 1;
       const std::vector<Expr>& result = p_.buffers[outs.at(0)].shape;
       for (size_t d = 0; d + 1 < result.size(); ++d) rows = rows * result[d];
-      std::optional<std::vector<Expr>> symbols =
-          epilogue_symbols(call, *epilogue, buffers, symbolic::simplify(rows));
+      std::optional<std::vector<Expr>> symbols = epilogue_symbols(
+          call, *epilogue, ext.epilogue_first_row, buffers, symbolic::simplify(rows));
       if (!symbols) return std::nullopt;
       step.epilogue = epilogue->name;
       step.epilogue_ints = std::move(*symbols);
+      step.epilogue_first_row = ext.epilogue_first_row;
     }
     step.buffers = std::move(buffers);
     step.ints = std::move(*ints);
@@ -675,15 +676,17 @@ private:
   }
 
   // The values of an epilogue's symbols (ir::prim_signature_symbols): its row count is all
-  // the rows (the routine passes each block's own), and every other symbol is matched in its
-  // buffers' dims aligned from the last (they view the values passed as matrices and rows),
-  // or is one of the fn's.
+  // the rows and its first row (`first_row`, when it has one) 0 (the routine passes each
+  // block's own), and every other symbol is matched in its buffers' dims aligned from the last
+  // (they view the values passed as matrices and rows), or is one of the fn's.
   std::optional<std::vector<Expr>> epilogue_symbols(const ir::Call& call,
                                                     const ir::PrimFunc& epilogue,
+                                                    const std::string& first_row,
                                                     const std::vector<int>& buffers,
                                                     const Expr& rows) {
     std::map<std::string, Expr> subst;
     subst.emplace(ir::epilogue_rows_symbol(epilogue), rows);
+    if (!first_row.empty()) subst.emplace(first_row, Expr(0));
     auto match = [&](const ir::Buffer& formal, int actual) {
       const std::vector<Expr>& shape = p_.buffers[actual].shape;
       for (size_t i = 1; i <= formal.shape.size() && i <= shape.size(); ++i)

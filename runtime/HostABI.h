@@ -120,20 +120,22 @@ void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* c, int64_t 
 // columns, all depth), the GEMM calls `epilogue(buffers', symbols')` on that block, where
 // buffers'[i] = buffers[i] + row0 * row_bytes[i] (row_bytes[i] == 0: a buffer not indexed by
 // row, passed as is) and symbols' is `symbols` with symbols'[rows_slot] = the block's row
-// count. Rows are those of C viewed as (batch * m) x n, so C must be dense here: product i at
+// count and, when first_row_slot >= 0, symbols'[first_row_slot] = the block's first row (row0,
+// for an input indexed by a row's position in C rather than offset by rows). Rows are those of C viewed as (batch * m) x n, so C must be dense here: product i at
 // c + i * m * n, rows n apart (with other strides the call does nothing). Every row gets exactly
 // one call covering it, on whichever thread finished it, while it is still in cache (n == 0
 // too: C has no elements, but its rows are final); blocks are disjoint, so calls may run at
-// once. A null epilogue is dsc_rt_gemm_f32_strided. num_buffers <= 16, num_symbols <= 64 and 0 <= rows_slot
-// < num_symbols, which the compiler guarantees: anything else is reported on stderr and
-// aborts the process.
+// once. A null epilogue is dsc_rt_gemm_f32_strided. num_buffers <= 16, num_symbols <= 64,
+// 0 <= rows_slot < num_symbols and first_row_slot < num_symbols (-1: none), which the compiler
+// guarantees: anything else is reported on stderr and aborts the process.
 void dsc_rt_gemm_f32_strided_epilogue(
     const float* a, const float* bm, float* c, int64_t batch, int64_t inner, int64_t m,
     int64_t n, int64_t k, int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
     int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner, int64_t b_row,
     int64_t b_col, int64_t c_offset, int64_t c_outer, int64_t c_inner, int64_t c_row,
     dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
-    int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot);
+    int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot,
+    int64_t first_row_slot);
 
 /* ---- CUDA: functions whose manifest device is "cuda" (dscc build --target=cuda) ----
  *

@@ -763,8 +763,11 @@ private:
     const std::vector<std::string> symbols = ir::prim_signature_symbols(*prim);
     const std::string rows = ir::epilogue_rows_symbol(*prim);
     auto slot = std::find(symbols.begin(), symbols.end(), rows);
+    auto first_row = std::find(symbols.begin(), symbols.end(), s.epilogue_first_row);
+    const int64_t first_row_slot = s.epilogue_first_row.empty() ? -1 : first_row - symbols.begin();
     if (rows.empty() || slot == symbols.end() || s.epilogue_ints.size() != symbols.size() ||
-        s.ints.size() != static_cast<size_t>(routine.scalars)) {
+        s.ints.size() != static_cast<size_t>(routine.scalars) ||
+        (!s.epilogue_first_row.empty() && first_row == symbols.end())) {
       fail(what + ": its epilogue '" + s.epilogue + "' does not fit the step");
       return;
     }
@@ -818,8 +821,9 @@ private:
     args.insert(args.end(), {kernel, pointers, row_bytes,
                              b_.getInt64(static_cast<uint64_t>(formals.size())), ints,
                              b_.getInt64(static_cast<uint64_t>(symbols.size())),
-                             b_.getInt64(static_cast<uint64_t>(slot - symbols.begin()))});
-    types.insert(types.end(), {ptr_, ptr_, ptr_, i64_, ptr_, i64_, i64_});
+                             b_.getInt64(static_cast<uint64_t>(slot - symbols.begin())),
+                             b_.getInt64(static_cast<uint64_t>(first_row_slot))});
+    types.insert(types.end(), {ptr_, ptr_, ptr_, i64_, ptr_, i64_, i64_, i64_});
     b_.CreateCall(runtime(routine.epilogue_function, b_.getVoidTy(), types), args);
   }
 

@@ -157,6 +157,9 @@ struct ComputeDesc {
   Reduction reduction;
   Stitch stitch;
   LibraryCall library;
+  // An epilogue's symbol for its block's first row (passes/legalize/Epilogue.h), or empty; the
+  // prim declares it in its where clause (ir/LibraryRoutine.h).
+  std::string first_row;
   NameSet names; // every name above, and the fn's symbols: fresh names come from here
 
   explicit ComputeDesc(NameSet n) : names(std::move(n)) {}

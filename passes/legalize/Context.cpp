@@ -154,9 +154,10 @@ void FnContext::add_prim(Ref<ir::PrimFunc> prim) {
 
 std::string FnContext::library_extern(const std::string& symbol, const std::vector<ir::Type>& args,
                                       const ir::Type& result, const std::string& epilogue,
+                                      const std::string& epilogue_first_row,
                                       const std::vector<std::optional<ir::StridedView>>& views,
                                       const std::optional<ir::StridedView>& result_view) {
-  std::string key = symbol + ":" + epilogue + ":";
+  std::string key = symbol + ":" + epilogue + ":" + epilogue_first_row + ":";
   for (size_t k = 0; k < args.size(); ++k) {
     key += ir::to_string(args[k]);
     if (k < views.size() && views[k]) key += " " + ir::view_text(*views[k]);
@@ -174,6 +175,7 @@ std::string FnContext::library_extern(const std::string& symbol, const std::vect
   e->ret_type = result;
   e->symbol = symbol;
   e->epilogue = epilogue;
+  e->epilogue_first_row = epilogue_first_row;
   e->result_view = result_view;
   bool any_view = false;
   for (const std::optional<ir::StridedView>& v : views) any_view = any_view || v.has_value();

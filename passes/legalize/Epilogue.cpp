@@ -5,6 +5,7 @@
 
 #include "ir/Functor.h"
 #include "ir/LibraryRoutine.h"
+#include "ir/OpRegistry.h"
 #include "passes/legalize/ElementRewrite.h"
 #include "passes/legalize/Scalar.h"
 #include "symbolic/Eval.h"
@@ -88,11 +89,13 @@ void note_load(std::map<std::string, Reads>& reads, const ir::Load& l,
   r.any_column = r.any_column || !column_zero;
 }
 
-// The inputs of `source` but the product, each read whole or by row, and the product read only
-// at its own index (over `extents`: the rows' dims, then the columns'); false with `*why`
-// set when one is read otherwise.
+// The inputs of `source` but the product, each read by row (offset to the block by the
+// routine), whole, or whole at a row's position (indexed by a function of the row's indices:
+// a mask indexed by the batch of a batch of products, read where the block's first row plus
+// the row puts it), and the product read only at its own index (over `extents`: the rows' dims,
+// then the columns'); false with `*why` set when one is read otherwise.
 struct RowInputs {
-  std::set<std::string> by_row, by_row_column_zero;
+  std::set<std::string> by_row, by_row_column_zero, by_position;
 
   bool classify(const ComputeDesc& source, const std::map<std::string, Reads>& reads,
                 const std::string& product, const std::vector<sym::Expr>& extents,
@@ -121,12 +124,10 @@ struct RowInputs {
       if (rows_alike)
         rows_alike = r.any_column ? ctx.equal(shape.back(), extents.back())
                                   : ctx.is_one(shape.back());
-      if (!rows_alike) {
-        *why = "it reads '" + in.buffer.name +
-               "' at rows other than its own, which a block of the product's rows does not cover";
-        return false;
-      }
-      (r.any_column ? by_row : by_row_column_zero).insert(in.buffer.name);
+      if (!rows_alike)
+        by_position.insert(in.buffer.name);
+      else
+        (r.any_column ? by_row : by_row_column_zero).insert(in.buffer.name);
     }
     return true;
   }
@@ -147,9 +148,17 @@ struct RowInputs {
   }
 
   // A load of the source as the epilogue reads it at `row` and `column` (the product's as the
-  // result `out`), or undefined to keep it.
+  // result `out`; one at a row's position with the rows' variables replaced by `position`), or
+  // undefined to keep it.
   ir::PrimExpr load(const ir::Load& l, const std::string& product, const std::string& out,
-                    const sym::Expr& row, const sym::Expr& column) const {
+                    const sym::Expr& row, const sym::Expr& column,
+                    const std::map<std::string, sym::Expr>& position) const {
+    if (by_position.count(l.buffer)) {
+      std::vector<ir::PrimExpr> indices;
+      for (const ir::PrimExpr& i : l.indices)
+        indices.push_back(index(sym::simplify(ir::substitute(i.as<ir::Index>()->value, position))));
+      return ir::Load::make(l.dtype, l.buffer, std::move(indices));
+    }
     if (by_row_column_zero.count(l.buffer))
       return ir::Load::make(l.dtype, l.buffer, {index(row), index(sym::Expr(0))});
     if (l.buffer != product && !by_row.count(l.buffer)) return ir::PrimExpr();
@@ -160,17 +169,31 @@ struct RowInputs {
 
 // An epilogue's frame: a description of `kind` named after `source`, whose result is
 // `source`'s viewed as [rows, columns] and whose inputs are those `inputs` gives, with fresh
-// symbols for the block's row count and its row.
+// symbols for the block's row count and its row, and, when an input is read at a row's
+// position, for the block's first row, and each of the row variables `row_vars` (over
+// `row_extents`) as the position first_row + row gives it.
 struct Frame {
   std::shared_ptr<ComputeDesc> desc;
   sym::Expr rows, row;
   ir::Buffer out;
+  std::map<std::string, sym::Expr> position;
 
   Frame(const ComputeDesc& source, NameSet names, ComputeDesc::Kind kind, const RowInputs& inputs,
-        const std::string& product, const sym::Expr& columns)
+        const std::string& product, const sym::Expr& columns,
+        const std::vector<sym::Expr>& row_vars, const std::vector<sym::Expr>& row_extents)
       : desc(std::make_shared<ComputeDesc>(std::move(names))) {
     rows = sym::sym(desc->names.fresh("rows"));
     row = sym::sym(desc->names.fresh("row"));
+    if (!inputs.by_position.empty()) {
+      desc->first_row = desc->names.fresh("first_row");
+      // The row's position among all rows, then its index along each row dim, the last fastest.
+      sym::Expr rest = sym::sym(desc->first_row) + row;
+      for (size_t a = row_vars.size(); a-- > 0;) {
+        const sym::Sym* v = row_vars[a].as<sym::Sym>();
+        if (v) position[v->name] = sym::simplify(a == 0 ? rest : sym::floormod(rest, row_extents[a]));
+        rest = sym::floordiv(rest, row_extents[a]);
+      }
+    }
     out = source.outputs.front();
     out.shape = {rows, columns};
     desc->kind = kind;
@@ -189,6 +212,7 @@ bool within_limits(const ComputeDesc& e, std::string* why) {
   for (const ComputeDesc::Input& in : e.inputs)
     for (const sym::Expr& d : in.buffer.shape)
       for (const std::string& s : sym::free_symbols(d)) symbols.insert(s);
+  if (!e.first_row.empty()) symbols.insert(e.first_row);
   if (e.inputs.size() + 1 > ir::kMaxEpilogueBuffers || symbols.size() > ir::kMaxEpilogueSymbols) {
     *why = "it reads more buffers or symbols than the routine passes an epilogue";
     return false;
@@ -221,14 +245,17 @@ std::shared_ptr<ComputeDesc> make_epilogue(const ComputeDesc& map, const std::st
   if (!inputs.classify(map, reads, product, m.space.extents, ctx, why)) return nullptr;
 
   const sym::Expr columns = m.space.extents.back();
-  Frame f(map, map.names, ComputeDesc::Kind::Map, inputs, product, columns);
+  Frame f(map, map.names, ComputeDesc::Kind::Map, inputs, product, columns,
+          {vars.begin(), vars.end() - 1}, {m.space.extents.begin(), m.space.extents.end() - 1});
   ComputeDesc& e = *f.desc;
   const sym::Expr &rows = f.rows, &row = f.row;
   const ir::Buffer& out = f.out;
   const sym::Expr column = vars.back().is<sym::Sym>() ? sym::sym(e.names.fresh("col")) : vars.back();
   ElementRewrite rw;
   if (const sym::Sym* v = vars.back().as<sym::Sym>()) rw.indices[v->name] = column;
-  rw.on_load = [&](const ir::Load& l) { return inputs.load(l, product, out.name, row, column); };
+  rw.on_load = [&](const ir::Load& l) {
+    return inputs.load(l, product, out.name, row, column, f.position);
+  };
   Element element = rw.apply(m.element);
   if (element_mentions(element, row_vars)) {
     *why = "its element uses a row's index other than to read";
@@ -311,7 +338,8 @@ std::shared_ptr<ComputeDesc> make_stitched_epilogue(const ComputeDesc& group,
     return nullptr;
   }
 
-  Frame f(group, names, ComputeDesc::Kind::Stitch, inputs, product, columns);
+  Frame f(group, names, ComputeDesc::Kind::Stitch, inputs, product, columns, row_list,
+          {extents.begin(), extents.end() - 1});
   ComputeDesc& e = *f.desc;
   const sym::Expr &rows = f.rows, &row = f.row;
   const ir::Buffer& out = f.out;
@@ -323,7 +351,7 @@ std::shared_ptr<ComputeDesc> make_stitched_epilogue(const ComputeDesc& group,
     rw.on_load = [&](const ir::Load& l) {
       if (l.buffer == result_buffer)
         return ir::Load::make(l.dtype, out.name, {index(row), index(col)});
-      return inputs.load(l, product, out.name, row, col);
+      return inputs.load(l, product, out.name, row, col, f.position);
     };
     rw.apply_to(stage);
     stage.reduction.space = e.stitch.rows;

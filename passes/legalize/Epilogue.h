@@ -9,10 +9,14 @@
 // count and its leading dims fold into the row. An input read at the map's own row (its leading
 // dims equal to the map's, read at its leading indices) is indexed by row and offset to the
 // block by the routine: [R, dn] when read at the map's column (a residual), [R, 1] when its
-// last dim is 1 (a value per row). Any other input must be read at indices that use no leading
-// index variable (a bias over the columns, a scalar) and is passed whole. fuse (passes/legalize/Fuse.h) decides when a map may become an
-// epilogue (the product has no other reader, the map covers it exactly); this file only
-// rewrites it.
+// last dim is 1 (a value per row). Any other input is passed whole: one read at indices that use
+// no leading index variable (a bias over the columns, a scalar) as it is, and one read at other
+// rows (a mask indexed by the batch of a batch of products) at the row's position: the
+// epilogue then takes the block's first row in a symbol of its own (the extern's `first_row`,
+// ir/LibraryRoutine.h), and each leading index becomes a function of first_row + row (the
+// position divided by the rows of the dims after it, modulo its extent). fuse
+// (passes/legalize/Fuse.h) decides when a map may become an epilogue (the product has no other
+// reader, the map covers it exactly); this file only rewrites it.
 
 #include <memory>
 #include <string>

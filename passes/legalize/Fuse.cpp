@@ -913,11 +913,6 @@ private:
                    "dense rows");
       return false;
     }
-    if (library.args.size() != 2 || library.args[1]->type.rank() != 2) {
-      refuse(p, c, "the product is a batch of products with B matrices of their own, whose "
-                   "rows the routine's epilogue does not cover");
-      return false;
-    }
     if (p.binding.vars.size() != 1 || used_elsewhere(p.binding.vars.front().get())) {
       refuse(p, c, "another consumer reads the product");
       return false;

@@ -90,8 +90,9 @@ private:
   // passes the prim's inputs after the operands.
   ir::Expr library_call() {
     std::vector<ir::Expr> args = d_.library.args;
-    std::string epilogue;
+    std::string epilogue, first_row;
     if (d_.library.epilogue) {
+      first_row = d_.library.epilogue->first_row;
       ComputeDesc e = *d_.library.epilogue;
       e.op = d_.op;
       ir::Expr prim_call = Materializer(std::move(e), ctx_).run();
@@ -104,8 +105,8 @@ private:
     for (const ir::Expr& a : args)
       types.push_back(a->type);
     std::string name =
-        ctx_.library_extern(d_.library.routine, types, d_.type, epilogue, d_.library.views,
-                            d_.library.result_view);
+        ctx_.library_extern(d_.library.routine, types, d_.type, epilogue, first_row,
+                            d_.library.views, d_.library.result_view);
     return ir::Call::make(name, std::move(args), {}, d_.type, ctx_.loc());
   }
 
@@ -281,6 +282,7 @@ private:
         for (const sym::Expr& dim : b.shape)
           for (const std::string& s : sym::free_symbols(dim))
             in_dims.insert(s);
+    if (!d_.first_row.empty()) in_dims.insert(d_.first_row); // declared by the where clause
     for (const std::string& s : used_symbols(body))
       if (!in_dims.count(s)) missing.insert(s);
     if (!missing.empty()) {
@@ -295,6 +297,8 @@ private:
     p->name = ctx_.new_decl_name(d_.op);
     p->inputs = std::move(inputs);
     p->outputs = d_.outputs;
+    if (!d_.first_row.empty())
+      p->where.push_back(ir::WhereClause{sym::le(sym::Expr(0), sym::sym(d_.first_row)), ctx_.loc()});
     p->body = body.is<ir::Seq>() ? body : ir::Seq::make({body});
     p->loc = ctx_.loc();
     ctx_.add_prim(Ref<ir::PrimFunc>(p));

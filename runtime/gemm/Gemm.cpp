@@ -274,6 +274,7 @@ void Epilogue::run(int64_t row0, int64_t rows) const {
     shifted[i] = static_cast<char*>(buffers[i]) + row * row_bytes[i];
   std::copy_n(symbols, num_symbols, values);
   values[rows_slot] = rows;
+  if (first_row_slot >= 0) values[first_row_slot] = row;
   kernel(shifted, values);
 }
 
@@ -405,7 +406,7 @@ extern "C" void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* 
   dsc_rt_gemm_f32_strided_epilogue(a, bm, c, batch, inner, m, n, k, a_offset, a_outer, a_inner,
                                    a_row, a_col, b_offset, b_outer, b_inner, b_row, b_col,
                                    c_offset, c_outer, c_inner, c_row, nullptr, nullptr, nullptr,
-                                   0, nullptr, 0, 0);
+                                   0, nullptr, 0, 0, -1);
 }
 
 extern "C" void dsc_rt_gemm_f32_strided_epilogue(
@@ -414,19 +415,22 @@ extern "C" void dsc_rt_gemm_f32_strided_epilogue(
     int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner, int64_t b_row,
     int64_t b_col, int64_t c_offset, int64_t c_outer, int64_t c_inner, int64_t c_row,
     dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
-    int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot) {
+    int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot,
+    int64_t first_row_slot) {
   using namespace dsc::runtime::gemm;
   // The compiler keeps to these limits; there is no call to record an error in, so a caller
   // that breaks them is a bug in dsc, reported before it can write past the arrays.
   if (epilogue && (num_buffers < 0 || num_buffers > Epilogue::kMaxBuffers ||
                    num_symbols > Epilogue::kMaxSymbols || rows_slot < 0 ||
-                   rows_slot >= num_symbols)) {
+                   rows_slot >= num_symbols || first_row_slot < -1 ||
+                   first_row_slot >= num_symbols)) {
     std::fprintf(stderr,
                  "dsc: internal error: dsc_rt_gemm_f32_strided_epilogue with %lld buffers, "
-                 "%lld symbols and rows_slot %lld (at most %lld buffers and %lld symbols, and "
-                 "rows_slot one of the symbols)\n",
+                 "%lld symbols, rows_slot %lld and first_row_slot %lld (at most %lld buffers "
+                 "and %lld symbols, rows_slot one of the symbols, first_row_slot one or -1)\n",
                  static_cast<long long>(num_buffers), static_cast<long long>(num_symbols),
-                 static_cast<long long>(rows_slot), static_cast<long long>(Epilogue::kMaxBuffers),
+                 static_cast<long long>(rows_slot), static_cast<long long>(first_row_slot),
+                 static_cast<long long>(Epilogue::kMaxBuffers),
                  static_cast<long long>(Epilogue::kMaxSymbols));
     std::abort();
   }
@@ -445,6 +449,6 @@ extern "C" void dsc_rt_gemm_f32_strided_epilogue(
   if (c_offset != 0 || c_row != n || !b.rows_follow(m, n, c_outer, c_inner)) return;
   const Epilogue e{.kernel = epilogue, .buffers = buffers, .row_bytes = row_bytes,
                    .num_buffers = num_buffers, .symbols = symbols, .num_symbols = num_symbols,
-                   .rows_slot = rows_slot};
+                   .rows_slot = rows_slot, .first_row_slot = first_row_slot};
   batched(p, b, &e);
 }

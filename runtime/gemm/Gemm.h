@@ -73,7 +73,8 @@ struct Epilogue {
   int64_t num_buffers = 0;
   const int64_t* symbols = nullptr;
   int64_t num_symbols = 0;
-  int64_t rows_slot = 0; // the symbol that receives a call's row count
+  int64_t rows_slot = 0;       // the symbol that receives a call's row count
+  int64_t first_row_slot = -1; // the symbol that receives a call's first row (-1: none)
   int64_t row_base = 0;
 
   // Calls the kernel on rows [row0, row0 + rows) of this product.

@@ -65,9 +65,11 @@ std::vector<FusionCase> cases() {
       {{"int_matmul_transposed", "fn f(a: i64[K, N], b: i64[K, M]) { return matmul(permute(a, [1, 0]), b) }", {"N", "K", "M"}, 50}, 1},
       // A map that is a product's only reader runs as the GEMM's epilogue, on each block of
       // rows as the GEMM finishes it: bias, gelu, a value per row and a residual (one prim, the
-      // epilogue, and no kernel of its own); a ReLU over a 2-d product. Kept a kernel of its own:
-      // a product with two readers, a batch of products with B matrices of their own, and a
-      // product read transposed.
+      // epilogue, and no kernel of its own); a ReLU over a 2-d product; a batch of products with
+      // B matrices of their own. Inputs indexed by a row's position rather than offset by rows
+      // (a value per product of the batch, a matrix broadcast over it, attention's mask per
+      // batch) are read whole where the block's first row puts the row. Kept a kernel of its
+      // own: a product with two readers, and a product read transposed.
       {{"matmul_epilogue", "import nn\nfn f(x: f32[B, S, K], w: f32[K, N], b: f32[N], r: f32[B, S, N], s: f32[B, S, 1]) {\n  return nn.gelu(matmul(x, w) + b) * s + r\n}", {"B", "S", "K", "N"}, 2, 1e-4}, 1},
       {{"matmul_relu_epilogue", "import nn\nfn f(a: f32[M, K], b: f32[K, N]) { return nn.relu(matmul(a, b) * 0.5 - 0.25) }", {"M", "K", "N"}, 2, 1e-4}, 1},
       // A stitched group that reads the product row by row runs as its epilogue too, in place:
@@ -76,6 +78,8 @@ std::vector<FusionCase> cases() {
       {{"matmul_layer_norm_epilogue", "import nn\nfn f(x: f32[B, S, K], w: f32[K, N], b: f32[N], r: f32[B, S, N], g: f32[N], e: f32[N]) {\n  return nn.layer_norm(r + matmul(x, w) + b, g, e)\n}", {"B", "S", "K", "N"}, 2, 1e-3}, 1},
       {{"matmul_softmax_epilogue", "import nn\nfn f(a: f32[M, K], b: f32[K, N]) { return nn.softmax(matmul(a, b) * 0.5) }", {"M", "K", "N"}, 2, 1e-4}, 1},
       {{"matmul_softmax_columns", "import nn\nfn f(a: f32[M, K], b: f32[K, N]) { return nn.softmax(matmul(a, b), axis=0) }", {"M", "K", "N"}, 2, 1e-4}, 1},
+      {{"batched_matmul_position_inputs", "fn f(a: f32[B, M, K], b: f32[B, K, N], c: f32[M, N], d: f32[B, 1, N]) { return matmul(a, b) + c - d }", {"B", "M", "K", "N"}, 2, 1e-4}, 1},
+      {{"attention_mask_epilogue", "import nn\nfn f(q: f32[B, H, S, D], k: f32[B, H, D, S], mask: f32[B, S]) {\n  return nn.softmax(matmul(q, k) * 0.125 + reshape(mask, [B, 1, 1, S]))\n}", {"B", "H", "S", "D"}, 2, 1e-4}, 2},
       {{"matmul_two_readers", "fn f(a: f32[M, K], b: f32[K, N]) {\n  let y = matmul(a, b)\n  return (y + 1.0, y * 2.0)\n}", {"M", "K", "N"}, 2, 1e-4}, 2},
       {{"batched_matmul_map", "fn f(a: f32[B, M, K], b: f32[B, K, N]) { return matmul(a, b) + 1.0 }", {"B", "M", "K", "N"}, 2, 1e-4}, 1},
       {{"matmul_read_transposed", "fn f(a: f32[M, K], b: f32[K, N]) { return permute(matmul(a, b), [1, 0]) - 1.0 }", {"M", "K", "N"}, 2, 1e-4}, 1},

@@ -367,9 +367,11 @@ void scale_bias_residual(void* const* buffers, const int64_t* symbols) {
   const float* bias = static_cast<const float*>(buffers[1]);
   const float* res = static_cast<const float*>(buffers[2]);
   int64_t* calls = static_cast<int64_t*>(buffers[3]);
-  const int64_t n = symbols[0], rows = symbols[1];
+  int64_t* positions = static_cast<int64_t*>(buffers[4]);
+  const int64_t n = symbols[0], rows = symbols[1], first_row = symbols[3];
   for (int64_t i = 0; i < rows; ++i) {
     calls[i] += symbols[2];
+    positions[i] = first_row + i;
     for (int64_t j = 0; j < n; ++j)
       c[i * n + j] = c[i * n + j] * 2.0f + bias[j] + res[i * n + j];
   }
@@ -401,11 +403,11 @@ void check_epilogue(const EpilogueCase& s, int threads, std::mt19937& rng, bool 
   for (std::vector<float>* v : {&a, &b, &bias, &res})
     for (float& x : *v) x = d(rng);
   std::vector<float> c(static_cast<size_t>(rows * s.n));
-  std::vector<int64_t> calls(static_cast<size_t>(rows));
-  void* const buffers[] = {c.data(), bias.data(), res.data(), calls.data()};
+  std::vector<int64_t> calls(static_cast<size_t>(rows)), positions(static_cast<size_t>(rows));
+  void* const buffers[] = {c.data(), bias.data(), res.data(), calls.data(), positions.data()};
   const int64_t row_bytes[] = {s.n * int64_t(sizeof(float)), 0, s.n * int64_t(sizeof(float)),
-                               int64_t(sizeof(int64_t))};
-  const int64_t symbols[] = {s.n, -1, 1};
+                               int64_t(sizeof(int64_t)), int64_t(sizeof(int64_t))};
+  const int64_t symbols[] = {s.n, -1, 1, -1};
   const std::string what = describe(s, threads, constant);
   std::string error;
   if (constant) {
@@ -417,6 +419,7 @@ void check_epilogue(const EpilogueCase& s, int threads, std::mt19937& rng, bool 
   auto run_and_compare = [&](int round) {
     std::fill(c.begin(), c.end(), std::nanf(""));
     std::fill(calls.begin(), calls.end(), 0);
+    std::fill(positions.begin(), positions.end(), -1);
     if (K) {
       ASSERT_EQ(s.batch, 1);
       Product p;
@@ -435,16 +438,17 @@ void check_epilogue(const EpilogueCase& s, int threads, std::mt19937& rng, bool 
       e.kernel = scale_bias_residual;
       e.buffers = buffers;
       e.row_bytes = row_bytes;
-      e.num_buffers = 4;
+      e.num_buffers = 5;
       e.symbols = symbols;
-      e.num_symbols = 3;
+      e.num_symbols = 4;
       e.rows_slot = 1;
+      e.first_row_slot = 3;
       multiply(*K, p, true, &e);
     } else {
       dsc_rt_gemm_f32_strided_epilogue(
           a.data(), b.data(), c.data(), s.batch, 1, s.m, s.n, s.k, 0, s.m * s.k, 0, s.k, 1, 0,
           s.batched_b ? s.k * s.n : 0, 0, s.trans_b ? 1 : s.n, s.trans_b ? s.k : 1, 0,
-          s.m * s.n, 0, s.n, scale_bias_residual, buffers, row_bytes, 4, symbols, 3, 1);
+          s.m * s.n, 0, s.n, scale_bias_residual, buffers, row_bytes, 5, symbols, 4, 1, 3);
     }
     if (constant) {
       EXPECT_EQ(constant_pack_count(), packs + 1) << what;
@@ -452,6 +456,8 @@ void check_epilogue(const EpilogueCase& s, int threads, std::mt19937& rng, bool 
     std::vector<double> row(static_cast<size_t>(s.n));
     for (int64_t r = 0; r < rows; ++r) {
       ASSERT_EQ(calls[r], 1) << what << ": calls covering row " << r << " (round " << round << ")";
+      ASSERT_EQ(positions[r], r) << what << ": the first row passed to the call covering row "
+                                 << r << " plus the row's place in the block";
       // Row r of the product: row r % m of product r / m.
       const float* ar = a.data() + r * s.k;
       const float* bp = b.data() + (s.batched_b ? r / s.m * s.k * s.n : 0);
@@ -531,16 +537,16 @@ TEST(GemmEpilogue, NeedsADenseResult) {
   // The epilogue's rows are those of a dense C: with C's rows gapped or offset, nothing runs.
   const int64_t m = 3, n = 4, k = 2;
   std::vector<float> a(m * k, 1.0f), b(k * n, 1.0f), bias(n, 0.0f), res((m + 1) * (n + 1), 0.0f);
-  std::vector<int64_t> calls(m + 1, 0);
+  std::vector<int64_t> calls(m + 1, 0), positions(m + 1, 0);
   const int64_t row_bytes[] = {n * int64_t(sizeof(float)), 0, n * int64_t(sizeof(float)),
-                               int64_t(sizeof(int64_t))};
-  const int64_t symbols[] = {n, -1, 1};
+                               int64_t(sizeof(int64_t)), int64_t(sizeof(int64_t))};
+  const int64_t symbols[] = {n, -1, 1, -1};
   for (auto [offset, row] : {std::pair<int64_t, int64_t>{0, n + 1}, {1, n}}) {
     std::vector<float> c((m + 1) * (n + 1), -3.0f);
-    void* const buffers[] = {c.data(), bias.data(), res.data(), calls.data()};
+    void* const buffers[] = {c.data(), bias.data(), res.data(), calls.data(), positions.data()};
     dsc_rt_gemm_f32_strided_epilogue(a.data(), b.data(), c.data(), 1, 1, m, n, k, 0, 0, 0, k, 1,
                                      0, 0, 0, n, 1, offset, 0, 0, row, scale_bias_residual,
-                                     buffers, row_bytes, 4, symbols, 3, 1);
+                                     buffers, row_bytes, 5, symbols, 4, 1, 3);
     for (float x : c) ASSERT_EQ(x, -3.0f) << "offset " << offset << ", row stride " << row;
     for (int64_t x : calls) ASSERT_EQ(x, 0);
   }
@@ -579,14 +585,17 @@ TEST(GemmEpilogueDeathTest, LimitsAbort) {
   void* buffers[17] = {};
   const int64_t row_bytes[17] = {};
   const int64_t symbols[65] = {};
-  auto call = [&](int64_t num_buffers, int64_t num_symbols, int64_t rows_slot) {
+  auto call = [&](int64_t num_buffers, int64_t num_symbols, int64_t rows_slot,
+                  int64_t first_row_slot) {
     dsc_rt_gemm_f32_strided_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 0,
                                      1, 0, 1, scale_bias_residual, buffers, row_bytes, num_buffers,
-                                     symbols, num_symbols, rows_slot);
+                                     symbols, num_symbols, rows_slot, first_row_slot);
   };
-  EXPECT_DEATH(call(17, 3, 1), "17 buffers");
-  EXPECT_DEATH(call(4, 65, 1), "65 symbols");
-  EXPECT_DEATH(call(4, 3, 3), "rows_slot 3");
+  EXPECT_DEATH(call(17, 4, 1, 3), "17 buffers");
+  EXPECT_DEATH(call(5, 65, 1, 3), "65 symbols");
+  EXPECT_DEATH(call(5, 4, 4, 3), "rows_slot 4");
+  EXPECT_DEATH(call(5, 4, 1, 4), "first_row_slot 4");
+  EXPECT_DEATH(call(5, 4, 1, -2), "first_row_slot -2");
 }
 
 } // namespace
