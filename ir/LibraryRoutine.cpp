@@ -154,6 +154,42 @@ std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<Str
                            s(c.offset), s(c_outer), s(c_inner), s(c_row)};
 }
 
+// dsc.sgemm_chain, C = epilogue(A @ B) @ D: the first product's result (P, dense, never stored
+// whole) is the second's A, so both take dsc.sgemm's scalars, which must agree on the batch
+// and the rows; the chain's are the first product's (batch, inner, m, n, k, then A's and B's
+// five), then the second's n and D's five, then C's four.
+std::optional<std::vector<Expr>> sgemm_chain_scalar_args(const std::vector<StridedView>& buffers,
+                                                         std::string* error) {
+  const StridedView& a = buffers[0];
+  const StridedView& b = buffers[1];
+  const StridedView& d = buffers[2];
+  const StridedView& c = buffers[3];
+  if (a.shape.size() < 2 || b.shape.size() < 2) {
+    *error = "the GEMM needs rank >= 2 operands";
+    return std::nullopt;
+  }
+  std::vector<Expr> p_shape(a.shape.begin(), a.shape.end() - 1);
+  p_shape.push_back(b.shape.back());
+  const StridedView p = dense_view(p_shape);
+  std::optional<std::vector<Expr>> first = strided_sgemm_scalar_args({a, b, p}, error);
+  if (!first) return std::nullopt;
+  std::optional<std::vector<Expr>> second = strided_sgemm_scalar_args({p, d, c}, error);
+  if (!second) return std::nullopt;
+  // Batch, inner, m alike; the second's depth the first's n; its A the first's C (dense, the
+  // columns at stride 1).
+  bool agree = same((*second)[4], (*first)[3]) && same((*second)[9], 1);
+  for (size_t i : {0, 1, 2}) agree = agree && same((*first)[i], (*second)[i]);
+  for (size_t i = 0; i < 4; ++i) agree = agree && same((*first)[15 + i], (*second)[5 + i]);
+  if (!agree) {
+    *error = "the chained products step through their batch or rows differently";
+    return std::nullopt;
+  }
+  std::vector<Expr> out(first->begin(), first->begin() + 15);
+  out.push_back((*second)[3]);
+  out.insert(out.end(), second->begin() + 10, second->end());
+  return out;
+}
+
 } // namespace
 
 const std::vector<LibraryRoutine>& all_library_routines() {
@@ -177,10 +213,12 @@ std::string epilogue_mismatch(const ExternFunc& ext, const PrimFunc& prim) {
   const LibraryRoutine* routine = find_library_routine(ext.symbol);
   if (!routine || !routine->epilogue_function)
     return "routine \"" + ext.symbol + "\" takes no epilogue";
-  if (ext.params.size() < 2 || prim.inputs.size() != ext.params.size() - 2)
+  const size_t operands = static_cast<size_t>(routine->operands());
+  const size_t passed = ext.params.size() < operands ? 0 : ext.params.size() - operands;
+  if (prim.inputs.size() != passed)
     return "the epilogue takes " + std::to_string(prim.inputs.size()) +
-           " inputs; the extern passes it its parameters after the first two (" +
-           std::to_string(ext.params.size() < 2 ? 0 : ext.params.size() - 2) + ")";
+           " inputs; the extern passes it its parameters after the operands (" +
+           std::to_string(passed) + ")";
   if (prim.outputs.size() != 1 || prim.outputs[0].shape.size() != 2 ||
       prim.outputs[0].dtype != routine->dtype)
     return std::string("the epilogue's one output is the result as a ") +
@@ -198,9 +236,10 @@ std::string epilogue_mismatch(const ExternFunc& ext, const PrimFunc& prim) {
     return "the row count " + rows + " appears in the output's second dim";
   for (size_t k = 0; k < prim.inputs.size(); ++k) {
     const Buffer& in = prim.inputs[k];
-    if (in.dtype != ext.params[k + 2]->type.dtype)
+    if (in.dtype != ext.params[k + operands]->type.dtype)
       return "epilogue input '" + in.name + "' is " + dtype_name(in.dtype) + ", but '" +
-             ext.params[k + 2]->name + "' is " + dtype_name(ext.params[k + 2]->type.dtype);
+             ext.params[k + operands]->name + "' is " +
+             dtype_name(ext.params[k + operands]->type.dtype);
     for (size_t a = 0; a < in.shape.size(); ++a)
       if ((a > 0 || !in.shape[a].same_as(prim.outputs[0].shape[0])) && mentions_rows(in.shape[a]))
         return "epilogue input '" + in.name + "' uses the row count " + rows +

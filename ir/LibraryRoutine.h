@@ -32,6 +32,13 @@ struct LibraryRoutine {
   DType dtype;                  // of every buffer
   ScalarArgsFn scalar_args;
   const char* summary;
+
+  // The buffers before the result: the operands (an epilogue's inputs follow them).
+  int operands() const { return buffers - 1; }
+  // An epilogue runs on A @ B, the product of the first two operands: the result itself for
+  // a routine of two operands, else a product the routine goes on from (dsc.sgemm_chain's
+  // first), which is dense whatever view the result is written through.
+  bool epilogue_on_result() const { return operands() == 2; }
 };
 
 // An epilogue (`extern fn ... = "symbol" epilogue PRIM`, for a routine with an

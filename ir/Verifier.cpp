@@ -517,7 +517,7 @@ void verify_extern(const ExternFunc& e, const Module& m, Reporter& r) {
     if (!routine || !routine->views)
       r.error("the result is written through a strided view, but routine \"" + e.symbol +
               "\" writes no views");
-    else if (!e.epilogue.empty())
+    else if (!e.epilogue.empty() && routine->epilogue_on_result())
       r.error("the result is written through a strided view, but an epilogue runs on dense rows");
     else if (std::string why = permutation_mismatch(*e.result_view, e.ret_type); !why.empty())
       r.error("the result's view: " + why);

@@ -550,7 +550,7 @@ bool GraphResolver::views(const ast::Decl& d, ir::ExternFunc& ext) {
   if (!d.ret_view) return true;
   std::optional<ir::StridedView> view = convert_view(*d.ret_view);
   if (!view) return false;
-  if (!d.epilogue.name.empty()) {
+  if (!d.epilogue.name.empty() && (!routine || routine->epilogue_on_result())) {
     diags_.error(d.ret_view->loc, "a result written through a strided view takes no epilogue "
                                   "(an epilogue runs on dense rows of the result)");
     return false;

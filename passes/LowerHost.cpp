@@ -613,7 +613,8 @@ private:
     // it is.
     std::vector<ir::StridedView> layouts;
     for (size_t j = 0; j < buffers.size(); ++j) {
-      if (j >= 2 && j + outs.size() < buffers.size()) continue; // an epilogue's input
+      if (j >= static_cast<size_t>(routine.operands()) && j + outs.size() < buffers.size())
+        continue; // an epilogue's input
       if (j + outs.size() >= buffers.size() && ext.result_view) {
         // A permutation of the result's dims (the verifier's check): inside by construction.
         layouts.push_back(*ext.result_view);
@@ -631,12 +632,14 @@ private:
     step.kind = HostStep::Kind::Library;
     step.callee = routine.symbol;
     if (epilogue) {
-      // The result's rows: all its dims but the last.
+      // The epilogue runs on A @ B: its rows are A's (all its dims but the last, as the
+      // routine reads it), its columns B's last dim.
       Expr rows = 1;
-      const std::vector<Expr>& result = p_.buffers[outs.at(0)].shape;
-      for (size_t d = 0; d + 1 < result.size(); ++d) rows = rows * result[d];
-      std::optional<std::vector<Expr>> symbols = epilogue_symbols(
-          call, *epilogue, ext.epilogue_first_row, buffers, symbolic::simplify(rows));
+      const std::vector<Expr>& a = layouts.at(0).shape;
+      for (size_t d = 0; d + 1 < a.size(); ++d) rows = rows * a[d];
+      std::optional<std::vector<Expr>> symbols =
+          epilogue_symbols(call, *epilogue, routine, ext.epilogue_first_row, buffers,
+                           symbolic::simplify(rows), layouts.at(1).shape.back());
       if (!symbols) return std::nullopt;
       step.epilogue = epilogue->name;
       step.epilogue_ints = std::move(*symbols);
@@ -677,24 +680,28 @@ private:
 
   // The values of an epilogue's symbols (ir::prim_signature_symbols): its row count is all
   // the rows and its first row (`first_row`, when it has one) 0 (the routine passes each
-  // block's own), and every other symbol is matched in its buffers' dims aligned from the last
-  // (they view the values passed as matrices and rows), or is one of the fn's.
+  // block's own), its output's column count `columns`, and every other symbol is matched in
+  // its inputs' dims aligned from the last (they view the values passed as matrices and rows),
+  // or is one of the fn's.
   std::optional<std::vector<Expr>> epilogue_symbols(const ir::Call& call,
                                                     const ir::PrimFunc& epilogue,
+                                                    const ir::LibraryRoutine& routine,
                                                     const std::string& first_row,
                                                     const std::vector<int>& buffers,
-                                                    const Expr& rows) {
+                                                    const Expr& rows, const Expr& columns) {
     std::map<std::string, Expr> subst;
     subst.emplace(ir::epilogue_rows_symbol(epilogue), rows);
     if (!first_row.empty()) subst.emplace(first_row, Expr(0));
+    if (const auto* s = epilogue.outputs[0].shape[1].as<symbolic::Sym>())
+      subst.emplace(s->name, columns);
     auto match = [&](const ir::Buffer& formal, int actual) {
       const std::vector<Expr>& shape = p_.buffers[actual].shape;
       for (size_t i = 1; i <= formal.shape.size() && i <= shape.size(); ++i)
         if (const auto* s = formal.shape[formal.shape.size() - i].as<symbolic::Sym>())
           subst.emplace(s->name, shape[shape.size() - i]);
     };
-    for (size_t k = 0; k < epilogue.inputs.size(); ++k) match(epilogue.inputs[k], buffers[2 + k]);
-    match(epilogue.outputs[0], buffers.back());
+    for (size_t k = 0; k < epilogue.inputs.size(); ++k)
+      match(epilogue.inputs[k], buffers[static_cast<size_t>(routine.operands()) + k]);
     return signature_values(call, epilogue, std::move(subst));
   }
 

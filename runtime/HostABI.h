@@ -137,6 +137,36 @@ void dsc_rt_gemm_f32_strided_epilogue(
     int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot,
     int64_t first_row_slot);
 
+// Routine "dsc.sgemm_chain": C = epilogue(A @ B) @ D over a batch of products, a block of A's
+// rows at a time (runtime/gemm/Chain.cpp), so A @ B (attention's scores) is never stored whole.
+// A @ B is as dsc_rt_gemm_f32_strided's product with the same batch, inner, m, n, k and A's and
+// B's strides; its block of rows, dense in a buffer of the calling thread, is the second
+// product's A, whose B is D (n x n2, strides as B's) and whose result goes into C (offset,
+// outer and inner batch strides, row stride; rows contiguous). A negative offset or stride:
+// the call does nothing.
+void dsc_rt_gemm_chain_f32(const float* a, const float* b, const float* d, float* c,
+                           int64_t batch, int64_t inner, int64_t m, int64_t n, int64_t k,
+                           int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
+                           int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner,
+                           int64_t b_row, int64_t b_col, int64_t n2, int64_t d_offset,
+                           int64_t d_outer, int64_t d_inner, int64_t d_row, int64_t d_col,
+                           int64_t c_offset, int64_t c_outer, int64_t c_inner, int64_t c_row);
+
+// dsc_rt_gemm_chain_f32 with an epilogue on each block of A @ B before it is multiplied by D,
+// as dsc_rt_gemm_f32_strided_epilogue's on the rows of its C: rows are those of A @ B viewed
+// as (batch * m) x n, the last buffer is the block itself (passed as is: the pointer given is
+// not used), the others offset by rows or passed whole, with the block's row count and first
+// row in their slots. The same limits hold.
+void dsc_rt_gemm_chain_f32_epilogue(
+    const float* a, const float* b, const float* d, float* c, int64_t batch, int64_t inner,
+    int64_t m, int64_t n, int64_t k, int64_t a_offset, int64_t a_outer, int64_t a_inner,
+    int64_t a_row, int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner,
+    int64_t b_row, int64_t b_col, int64_t n2, int64_t d_offset, int64_t d_outer, int64_t d_inner,
+    int64_t d_row, int64_t d_col, int64_t c_offset, int64_t c_outer, int64_t c_inner,
+    int64_t c_row, dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
+    int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot,
+    int64_t first_row_slot);
+
 /* ---- CUDA: functions whose manifest device is "cuda" (dscc build --target=cuda) ----
  *
  * Their inputs and outputs are kDLCUDA tensors, and dsc_rt_arena and dsc_rt_output give

@@ -775,7 +775,7 @@ private:
     std::vector<int> actuals;
     for (size_t k = 0; k < inputs; ++k) {
       formals.push_back(&prim->inputs[k]);
-      actuals.push_back(s.buffers[2 + k]);
+      actuals.push_back(s.buffers[static_cast<size_t>(routine.operands()) + k]);
     }
     formals.push_back(&prim->outputs[0]);
     actuals.push_back(s.buffers.back());
@@ -810,9 +810,11 @@ private:
       fail(what + ": its epilogue '" + s.epilogue + "' has no compiled kernel");
       return;
     }
-    std::vector<llvm::Value*> args = {pointer(s.buffers[0]), pointer(s.buffers[1]),
-                                      pointer(s.buffers.back())};
-    std::vector<llvm::Type*> types(3, ptr_);
+    // The operands, then the result.
+    std::vector<llvm::Value*> args;
+    for (int j = 0; j < routine.operands(); ++j) args.push_back(pointer(s.buffers[j]));
+    args.push_back(pointer(s.buffers.back()));
+    std::vector<llvm::Type*> types(args.size(), ptr_);
     for (const symbolic::Expr& e : s.ints) {
       args.push_back(eval(e, what));
       types.push_back(i64_);

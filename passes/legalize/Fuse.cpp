@@ -29,6 +29,11 @@ using Indices = std::vector<sym::Expr>;
 // evaluated once per element of their result (or stay apart).
 constexpr size_t kDuplicableNodes = 48;
 
+// dsc's own GEMM, and two of its products chained a block of rows at a time
+// (ir/LibraryRoutines.def).
+constexpr const char* kGemm = "dsc.sgemm";
+constexpr const char* kGemmChain = "dsc.sgemm_chain";
+
 void vars_read(const ir::Expr& e, std::vector<VarKey>& out) {
   struct Vars : ir::IRVisitor {
     std::vector<VarKey>& out;
@@ -209,6 +214,7 @@ public:
     stitch();
     write_in_place();
     epilogues();
+    chains();
     report_refusals();
     for (FnItem& it : items_)
       if (!it.dropped && it.desc && it.ops.size() > 1) name_inputs_after_values(*it.desc);
@@ -334,8 +340,11 @@ private:
         return out;
       }
     }
+    // A stitched group's member: the group's kernels (the group may have become a library
+    // call's epilogue, and that call another's part).
     auto it = kernel_of_.find(i);
-    return {it == kernel_of_.end() ? i : it->second};
+    if (it != kernel_of_.end() && it->second != i) return kernels_of(it->second);
+    return {i};
   }
 
   // A fact for the log, when it is not true by its form alone.
@@ -580,8 +589,13 @@ private:
     std::vector<FusedOp> ops = p.ops;
     ops.insert(ops.end(), c.ops.begin(), c.ops.end());
     c.ops = std::move(ops);
-    c.facts.insert(c.facts.end(), p.facts.begin(), p.facts.end());
-    c.facts.insert(c.facts.end(), facts.begin(), facts.end());
+    // Each fact once (two operands read through the same reshape rest on the same fact).
+    for (const std::vector<FusionFact>* from : {&p.facts, &facts})
+      for (const FusionFact& f : *from)
+        if (std::none_of(c.facts.begin(), c.facts.end(), [&](const FusionFact& g) {
+              return g.fact == f.fact && g.why == f.why;
+            }))
+          c.facts.push_back(f);
     p.absorbed = true;
     absorbed_by_[static_cast<size_t>(&p - items_.data())].push_back(
         static_cast<size_t>(&c - items_.data()));
@@ -960,6 +974,73 @@ private:
     take_over(c, p, std::move(facts),
               [&](LibraryCall& call) { call.epilogue = std::move(epilogue); });
     return true;
+  }
+
+  // ---- 5. chained products --------------------------------------------------------------------
+
+  // A dsc.sgemm product whose A is another dsc.sgemm product (with its epilogue, if it has one)
+  // that nothing else reads, read as it is, becomes one call of dsc.sgemm_chain: the first
+  // product is computed a block of rows at a time, its epilogue run on the block, and the block
+  // multiplied on at once, so the first product is never stored whole (attention: QKᵀ, its
+  // scale, mask and softmax, then ·V, with one block of scores per thread).
+  void chains() {
+    for (FnItem& c : items_) {
+      if (c.dropped || !c.desc || c.desc->kind != ComputeDesc::Kind::Library) continue;
+      const LibraryCall& second = c.desc->library;
+      if (second.routine != kGemm || second.epilogue || second.args.size() != 2) continue;
+      auto def = def_.find(second.args[0].get());
+      if (def == def_.end()) continue;
+      FnItem& p = items_[def->second.first];
+      if (p.dropped || !p.desc || p.desc->kind != ComputeDesc::Kind::Library ||
+          p.desc->library.routine != kGemm || p.desc->library.args.size() != 2)
+        continue;
+      chain(c, p);
+    }
+  }
+
+  void chain(FnItem& c, FnItem& p) {
+    const LibraryCall& first = p.desc->library;
+    const LibraryCall& second = c.desc->library;
+    const ir::LibraryRoutine* routine = ir::find_library_routine(kGemmChain);
+    if (!routine) return;
+    if (first.result_view) {
+      refuse(p, c, "the first product is written through a strided view, not kept to a block");
+      return;
+    }
+    if (p.binding.vars.size() != 1 || used_elsewhere(p.binding.vars.front().get())) {
+      refuse(p, c, "another consumer reads the first product");
+      return;
+    }
+    auto view_of = [](const LibraryCall& call, size_t k) {
+      return k < call.views.size() ? call.views[k] : std::nullopt;
+    };
+    const std::vector<sym::Expr>& product = p.desc->type.shape;
+    if (std::optional<ir::StridedView> a = view_of(second, 0);
+        a && ir::view_text(*a) != ir::view_text(ir::dense_view(product))) {
+      refuse(p, c, "the second product reads the first through a strided view");
+      return;
+    }
+    LibraryCall merged;
+    merged.routine = kGemmChain;
+    merged.args = {first.args[0], first.args[1], second.args[1]};
+    merged.views = {view_of(first, 0), view_of(first, 1), view_of(second, 1)};
+    if (!merged.views[0] && !merged.views[1] && !merged.views[2]) merged.views.clear();
+    merged.result_view = second.result_view;
+    merged.epilogue = first.epilogue;
+    // The routine's own conditions (both products step through the same batch and rows), asked
+    // as lowering will.
+    std::vector<ir::StridedView> layouts;
+    for (size_t a = 0; a < merged.args.size(); ++a)
+      layouts.push_back(view_of(merged, a).value_or(ir::dense_view(merged.args[a]->type.shape)));
+    layouts.push_back(merged.result_view.value_or(ir::dense_view(c.desc->type.shape)));
+    std::string why;
+    if (!routine->scalar_args(layouts, &why)) {
+      refuse(p, c, "the products cannot be chained: " + why);
+      return;
+    }
+    c.desc->library = std::move(merged);
+    absorb(c, p, {});
+    p.dropped = true;
   }
 
   void drop_absorbed() {

@@ -15,7 +15,10 @@
 //      permutes its dims (attention's heads into the head-merged layout), when the prover shows
 //      the extents equal and the routine can write that layout;
 //   4. makes a map that is a product's only reader and covers it exactly the product's
-//      epilogue (passes/legalize/Epilogue.h).
+//      epilogue (passes/legalize/Epilogue.h);
+//   5. chains a dsc.sgemm product read only by another, as its A, with it into one
+//      dsc.sgemm_chain call, a block of rows at a time (attention: QKᵀ, its softmax epilogue,
+//      then ·V), when the routine takes both products' layouts.
 // A fact that is not proved keeps the ops apart; every decision and refusal, with its facts,
 // goes to the FusionLog. Nothing is fused by an op's name: only descriptions are read.
 

@@ -14,6 +14,7 @@
 #include "runtime/ThreadPool.h"
 #include "runtime/gemm/ConstantPacks.h"
 #include "runtime/gemm/Packing.h"
+#include "runtime/gemm/Scratch.h"
 
 namespace dsc::runtime::gemm {
 
@@ -50,28 +51,6 @@ const GemmKernels& choose_kernels() {
   }
   return *best;
 }
-
-// A 64-byte aligned float buffer that only grows; one per thread and use.
-class Scratch {
-public:
-  float* get(int64_t floats) {
-    if (floats > capacity_) {
-      int64_t want = std::max(floats, capacity_ * 2);
-      size_t bytes = (static_cast<size_t>(want) * sizeof(float) + 63) / 64 * 64;
-      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-      if (!data_) throw std::bad_alloc();
-      capacity_ = want;
-    }
-    return data_.get();
-  }
-
-private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float, Free> data_;
-  int64_t capacity_ = 0;
-};
 
 thread_local Scratch packed_a_scratch;
 thread_local Scratch packed_b_scratch;
@@ -265,6 +244,23 @@ constexpr int64_t kParallelWork = 1 << 17;
 
 } // namespace
 
+void check_epilogue_args(const char* entry, int64_t num_buffers, int64_t num_symbols,
+                         int64_t rows_slot, int64_t first_row_slot) {
+  if (num_buffers >= 0 && num_buffers <= Epilogue::kMaxBuffers && num_symbols <= Epilogue::kMaxSymbols &&
+      rows_slot >= 0 && rows_slot < num_symbols && first_row_slot >= -1 &&
+      first_row_slot < num_symbols)
+    return;
+  std::fprintf(stderr,
+               "dsc: internal error: %s with %lld buffers, %lld symbols, rows_slot %lld and "
+               "first_row_slot %lld (at most %lld buffers and %lld symbols, rows_slot one of the "
+               "symbols, first_row_slot one or -1)\n",
+               entry, static_cast<long long>(num_buffers), static_cast<long long>(num_symbols),
+               static_cast<long long>(rows_slot), static_cast<long long>(first_row_slot),
+               static_cast<long long>(Epilogue::kMaxBuffers),
+               static_cast<long long>(Epilogue::kMaxSymbols));
+  std::abort();
+}
+
 void Epilogue::run(int64_t row0, int64_t rows) const {
   // The kernel's own arrays, shifted to the block: it may run on several threads at once.
   void* shifted[kMaxBuffers];
@@ -418,22 +414,9 @@ extern "C" void dsc_rt_gemm_f32_strided_epilogue(
     int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot,
     int64_t first_row_slot) {
   using namespace dsc::runtime::gemm;
-  // The compiler keeps to these limits; there is no call to record an error in, so a caller
-  // that breaks them is a bug in dsc, reported before it can write past the arrays.
-  if (epilogue && (num_buffers < 0 || num_buffers > Epilogue::kMaxBuffers ||
-                   num_symbols > Epilogue::kMaxSymbols || rows_slot < 0 ||
-                   rows_slot >= num_symbols || first_row_slot < -1 ||
-                   first_row_slot >= num_symbols)) {
-    std::fprintf(stderr,
-                 "dsc: internal error: dsc_rt_gemm_f32_strided_epilogue with %lld buffers, "
-                 "%lld symbols, rows_slot %lld and first_row_slot %lld (at most %lld buffers "
-                 "and %lld symbols, rows_slot one of the symbols, first_row_slot one or -1)\n",
-                 static_cast<long long>(num_buffers), static_cast<long long>(num_symbols),
-                 static_cast<long long>(rows_slot), static_cast<long long>(first_row_slot),
-                 static_cast<long long>(Epilogue::kMaxBuffers),
-                 static_cast<long long>(Epilogue::kMaxSymbols));
-    std::abort();
-  }
+  if (epilogue)
+    check_epilogue_args("dsc_rt_gemm_f32_strided_epilogue", num_buffers, num_symbols, rows_slot,
+                        first_row_slot);
   for (int64_t x : {a_offset, a_outer, a_inner, a_row, a_col, b_offset, b_outer, b_inner, b_row,
                     b_col, c_offset, c_outer, c_inner, c_row})
     if (x < 0) return; // documented as doing nothing

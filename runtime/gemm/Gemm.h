@@ -81,6 +81,13 @@ struct Epilogue {
   void run(int64_t row0, int64_t rows) const;
 };
 
+// An entry point's epilogue arrays within Epilogue's limits, rows_slot one of the symbols and
+// first_row_slot one or -1. The compiler keeps to these; there is no call to record an error
+// in, so a caller that breaks them is a bug in dsc, reported on stderr (naming `entry`) before
+// it can write past the arrays, and the process aborts.
+void check_epilogue_args(const char* entry, int64_t num_buffers, int64_t num_symbols,
+                         int64_t rows_slot, int64_t first_row_slot);
+
 // The kernels in use (CPU features and DSC_GEMM_ISA, decided on first use).
 const GemmKernels& kernels();
 // The kernels for `isa` ("avx512", "avx2", "generic"), or null when this CPU cannot run them
