@@ -104,7 +104,7 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
     for_range(threads, a_panels * depth_blocks, 4, [&](int64_t b, int64_t e) {
       for (int64_t q = b; q < e; ++q) {
         const int64_t d = q / a_panels, panel = q % a_panels, p0 = d * kKc;
-        pack_a(p, mr, p0, std::min(kKc, p.k - p0), pa + d * a_block, panel, panel + 1);
+        pack_a(K, p, p0, std::min(kKc, p.k - p0), pa + d * a_block, panel, panel + 1);
       }
     });
   for (int64_t j0 = 0; j0 < p.n; j0 += nc_max) {
@@ -180,7 +180,7 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
       if (!prepacked)
         for_range(threads, b_panels, 4,
                   [&](int64_t b, int64_t e) { pack_b(p, nr, p0, kc, j0, nc, scratch_b, b, e); });
-      for_range(threads, a_panels, 4, [&](int64_t b, int64_t e) { pack_a(p, mr, p0, kc, pa, b, e); });
+      for_range(threads, a_panels, 4, [&](int64_t b, int64_t e) { pack_a(K, p, p0, kc, pa, b, e); });
       const bool last = last_columns && p0 + kc >= p.k;
       for_range(threads, tasks, 1, [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {

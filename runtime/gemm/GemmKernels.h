@@ -30,6 +30,11 @@ struct GemmKernels {
   // small-m path's last full tile.
   void (*small_m_columns)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                           const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate);
+  // A full panel of mr rows of A (rows a_row apart, columns contiguous), kc columns, packed as
+  // pack_a lays it out (runtime/gemm/Packing.h): element (r, q) at out[q * mr + r]. `next`:
+  // the next panel's first row, prefetched while this one is packed, or null. Null when the
+  // instruction set has none: pack_a copies element by element.
+  void (*pack_a_panel)(const float* a, int64_t a_row, int64_t kc, float* out, const float* next);
 };
 
 // The tables, one per instruction set. Calling one whose instructions the CPU lacks is an

@@ -161,7 +161,9 @@ void small_m_columns(int64_t m, int64_t n, int64_t k, const float* __restrict a,
 }
 
 template <int W, int MR, int NV, size_t... R>
-constexpr dsc::runtime::gemm::GemmKernels kernels_for(const char* isa, std::index_sequence<R...>) {
+constexpr dsc::runtime::gemm::GemmKernels kernels_for(
+    const char* isa, std::index_sequence<R...>,
+    void (*pack_a_panel)(const float*, int64_t, int64_t, float*, const float*)) {
   static_assert(MR <= dsc::runtime::gemm::kMaxMr);
   return dsc::runtime::gemm::GemmKernels{
       isa,
@@ -172,11 +174,15 @@ constexpr dsc::runtime::gemm::GemmKernels kernels_for(const char* isa, std::inde
       {nullptr, &small_m_tile<W, NV, static_cast<int>(R) + 1>...},
       &small_m_dot4<W, MR>,
       &small_m_columns,
+      pack_a_panel,
   };
 }
 
-template <int W, int MR, int NV> constexpr dsc::runtime::gemm::GemmKernels kernels_for(const char* isa) {
-  return kernels_for<W, MR, NV>(isa, std::make_index_sequence<MR>{});
+template <int W, int MR, int NV>
+constexpr dsc::runtime::gemm::GemmKernels kernels_for(
+    const char* isa,
+    void (*pack_a_panel)(const float*, int64_t, int64_t, float*, const float*) = nullptr) {
+  return kernels_for<W, MR, NV>(isa, std::make_index_sequence<MR>{}, pack_a_panel);
 }
 
 } // namespace

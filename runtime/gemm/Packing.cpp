@@ -45,10 +45,17 @@ void pack_b(const Product& p, int64_t nr, int64_t p0, int64_t kc, int64_t j0, in
 }
 
 // Panels [begin, end) of A's rows (MR per panel, zeros past row m) and columns [p0, p0 + kc).
-void pack_a(const Product& p, int64_t mr, int64_t p0, int64_t kc, float* out, int64_t begin,
-            int64_t end) {
+void pack_a(const GemmKernels& K, const Product& p, int64_t p0, int64_t kc, float* out,
+            int64_t begin, int64_t end) {
+  const int64_t mr = K.mr;
   for (int64_t panel = begin; panel < end; ++panel) {
     float* dst = out + panel * kc * mr;
+    const float* first = p.a + panel * mr * p.a_row + p0;
+    if (K.pack_a_panel && p.a_col == 1 && (panel + 1) * mr <= p.m) { // a full panel, rows dense
+      const bool more = (panel + 2) * mr <= p.m;
+      K.pack_a_panel(first, p.a_row, kc, dst, more ? first + mr * p.a_row : nullptr);
+      continue;
+    }
     for (int64_t r = 0; r < mr; ++r) {
       int64_t row = panel * mr + r;
       if (row >= p.m) {

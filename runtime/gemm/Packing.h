@@ -20,10 +20,10 @@ inline int64_t column_block(int64_t nr) { return kNc / nr * nr > 0 ? kNc / nr * 
 void pack_b(const Product& p, int64_t nr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
             float* out, int64_t begin, int64_t end);
 
-// Panels [begin, end) of A's rows (mr per panel, zeros past row m) and columns [p0, p0 + kc),
-// kc steps of mr floats each.
-void pack_a(const Product& p, int64_t mr, int64_t p0, int64_t kc, float* out, int64_t begin,
-            int64_t end);
+// Panels [begin, end) of A's rows (K.mr per panel, zeros past row m) and columns [p0, p0 + kc),
+// kc steps of K.mr floats each (K.pack_a_panel's, where it has one and the panel is full).
+void pack_a(const GemmKernels& K, const Product& p, int64_t p0, int64_t kc, float* out,
+            int64_t begin, int64_t end);
 
 // A whole B packed block by block: column blocks of column_block(nr) in order, each holding
 // its depth blocks of kKc in order, each the panels pack_b writes. The floats it takes, and
