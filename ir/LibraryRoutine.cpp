@@ -175,6 +175,21 @@ std::optional<std::vector<Expr>> sgemm_chain_scalar_args(const std::vector<Strid
   if (!first) return std::nullopt;
   std::optional<std::vector<Expr>> second = strided_sgemm_scalar_args({p, d, c}, error);
   if (!second) return std::nullopt;
+  // Where one product's batch dims merged into one and the other's did not, the merged one
+  // steps through the other's two (product i at i times its stride either way).
+  auto split_batch = [](std::vector<Expr>& s, const Expr& inner) {
+    for (size_t outer : {6, 11, 16}) {
+      s[outer + 1] = s[outer];
+      s[outer] = symbolic::simplify(s[outer] * inner);
+    }
+    s[1] = inner;
+  };
+  if (same((*first)[0], (*second)[0]) && !same((*first)[1], (*second)[1])) {
+    if (same((*second)[1], 1))
+      split_batch(*second, (*first)[1]);
+    else if (same((*first)[1], 1))
+      split_batch(*first, (*second)[1]);
+  }
   // Batch, inner, m alike; the second's depth the first's n; its A the first's C (dense, the
   // columns at stride 1).
   bool agree = same((*second)[4], (*first)[3]) && same((*second)[9], 1);
