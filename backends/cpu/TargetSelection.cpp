@@ -104,9 +104,16 @@ bool resolve_target(const ir::Target& options, ResolvedTarget* out, std::string*
   std::vector<std::string> features;
   if (options.cpu == "native") {
     t.cpu = llvm::sys::getHostCPUName().str();
-    for (const auto& entry : llvm::sys::getHostCPUFeatures())
+    const llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    for (const auto& entry : host)
       if (known_features.count(entry.getKey().str()))
         features.push_back((entry.getValue() ? "+" : "-") + entry.getKey().str());
+    // With AVX-512 here, dsc's GEMM runs 512-bit multiply-adds in every model that multiplies
+    // matrices, so the core's AVX-512 clock is paid anyway; kernels vectorized 512 wide then
+    // cost nothing more, and exp-bound ones (softmax) run faster. LLVM's own preference on
+    // recent Xeons is 256. Measured in bench/cpu/README.md.
+    auto avx512 = host.find("avx512f");
+    if (width == 0 && avx512 != host.end() && avx512->second) t.vector_width = 512;
     std::sort(features.begin(), features.end(),
               [](const std::string& a, const std::string& b) { return a.substr(1) < b.substr(1); });
   } else if (options.cpu == "generic") {

@@ -20,7 +20,9 @@ struct ResolvedTarget {
   std::string cpu;      // an LLVM CPU name ("sapphirerapids", "x86-64")
   std::string features; // "+avx2,+fma,-avx512f,..."
   int opt_level = 3;
-  int vector_width = 0; // 0: the CPU's preference; else the "prefer-vector-width" of every function
+  // 0: the CPU's preference; else the "prefer-vector-width" of every function (by default
+  // 512 for a native CPU with AVX-512, resolve_target)
+  int vector_width = 0;
   int index_bits = 64;  // of kernels' index arithmetic (CpuKernel.h)
   llvm::CodeGenOptLevel codegen_level = llvm::CodeGenOptLevel::Aggressive;
   // Set when compiling for CUDA: the host code is for the CPU above, and the prims become

@@ -24,8 +24,8 @@ library that `dscc run OUT.so` and C programs (runtime/dsc_runtime.h) load.
   --entry=NAME                 compile only NAME (repeatable)
   --cpu=native|generic|NAME    native (default): this machine's CPU and features, AVX-512
                                where present; generic: portable x86-64; or an LLVM CPU name
-  --vector-width=128|256|512   the vector width LLVM's vectorizers aim for (default: the
-                               CPU's preference; 256 on recent Xeons even with AVX-512)
+  --vector-width=128|256|512   the vector width LLVM's vectorizers aim for (default: 512 on
+                               this CPU when it has AVX-512, else the CPU's preference)
   --emit=cuda                   with --target=cuda: print the CUDA C of the kernels
   -q, --quiet                  no progress lines
 )";
