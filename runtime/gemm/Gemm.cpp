@@ -74,7 +74,9 @@ constexpr int64_t kWholeDepthFloats = int64_t(1) << 20;
 //
 // Tasks are row blocks of at most mc rows times column groups of whole panels, about four per
 // thread. The row panels are shared out evenly, and the number of row blocks is a multiple of
-// the thread count, so no thread is left with a short last block while the others still work.
+// the thread count, so no thread is left with a short last block while the others still work;
+// but rows that fit one row block stay one, split by columns alone, so that each panel of B is
+// read once (at 32 rows, BERT's layer took 20% less time than with two row blocks).
 // Per depth block, A is packed, then the tasks run. When B is packed already and all of A fits
 // kWholeDepthFloats, A is packed for every depth block at once and each task runs every depth
 // block of its tiles: two pool loops per product instead of two per depth block (what a product
@@ -97,6 +99,12 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
   const int64_t a_block = a_panels * mr * kKc; // floats of A packed for one depth block
   const bool whole_depth = prepacked && a_block * depth_blocks <= kWholeDepthFloats;
   float* pa = packed_a_scratch.get(whole_depth ? a_block * depth_blocks : a_block);
+  // Rows that fit one row block stay one, and the threads split the columns: each panel of B
+  // is then read once, not once per thread (a product of few rows streams B, the weights, from
+  // memory). Its epilogue then runs after the product, its rows split over the threads, rather
+  // than all on the thread that finishes last.
+  const bool split_columns = threads > 1 && a_panels <= mc / mr;
+  const Epilogue* epilogue_per_block = split_columns ? nullptr : epilogue;
   float* scratch_b = prepacked ? nullptr
                               : packed_b_scratch.get(ceil_div(std::min(p.n, nc_max), nr) * nr * kKc);
 
@@ -111,7 +119,7 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
     const int64_t nc = std::min(nc_max, p.n - j0);
     const int64_t b_panels = ceil_div(nc, nr);
     int64_t row_blocks = ceil_div(a_panels, mc / mr);
-    if (threads > 1) row_blocks = std::min(a_panels, ceil_div(row_blocks, threads) * threads);
+    if (!split_columns) row_blocks = std::min(a_panels, ceil_div(row_blocks, threads) * threads);
     const int64_t want_groups = std::max<int64_t>(1, ceil_div(4 * threads, row_blocks));
     const int64_t group = std::max<int64_t>(1, ceil_div(b_panels, want_groups));
     const int64_t col_groups = ceil_div(b_panels, group);
@@ -119,13 +127,15 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
     // (its A stays in cache); with one, the row blocks take turns, so that every row block's
     // last task, and its epilogue, comes at the end, on whichever threads are free, instead of
     // one thread running the last row block's epilogue while the others wait.
-    auto row_block_of = [&](int64_t t) { return epilogue ? t % row_blocks : t / col_groups; };
+    auto row_block_of = [&](int64_t t) {
+      return epilogue_per_block ? t % row_blocks : t / col_groups;
+    };
     // Task t's tiles of depth block p0: A packed at `pa_block`, B at `pb`.
     auto tiles = [&](int64_t t, int64_t p0, const float* pa_block, const float* pb) {
       alignas(64) float tile[kMaxTile]; // an edge tile, MR x NR
       const int64_t kc = std::min(kKc, p.k - p0);
       const bool accumulate = p0 > 0;
-      const int64_t rb = row_block_of(t), cg = epilogue ? t / row_blocks : t % col_groups;
+      const int64_t rb = row_block_of(t), cg = epilogue_per_block ? t / row_blocks : t % col_groups;
       const int64_t first_a = rb * a_panels / row_blocks;
       const int64_t last_a = (rb + 1) * a_panels / row_blocks;
       const int64_t first_b = cg * group, last_b = std::min(b_panels, first_b + group);
@@ -153,7 +163,7 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
     // Per row block, its tasks yet to run the last depth block of the last column block. The
     // last one's decrement acquires the others' releases, and with them their tiles of C.
     const bool last_columns = j0 + nc >= p.n;
-    std::vector<std::atomic<int64_t>> left(epilogue && last_columns ? row_blocks : 0);
+    std::vector<std::atomic<int64_t>> left(epilogue_per_block && last_columns ? row_blocks : 0);
     for (std::atomic<int64_t>& l : left) l.store(col_groups, std::memory_order_relaxed);
     // Called by task t after its last tiles: the epilogue, when its row block is final.
     auto finish = [&](int64_t t) {
@@ -161,7 +171,7 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
       if (left[rb].fetch_sub(1, std::memory_order_acq_rel) != 1) return;
       const int64_t row = rb * a_panels / row_blocks * mr;
       const int64_t end = std::min((rb + 1) * a_panels / row_blocks * mr, p.m);
-      epilogue->run(row, end - row);
+      epilogue_per_block->run(row, end - row);
     };
     if (whole_depth) {
       for_range(threads, tasks, 1, [&](int64_t b, int64_t e) {
@@ -169,7 +179,7 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
           for (int64_t d = 0; d < depth_blocks; ++d)
             tiles(t, d * kKc, pa + d * a_block,
                   prepacked + packed_b_offset(j0, d * kKc, p.n, p.k, nr));
-          if (epilogue && last_columns) finish(t);
+          if (epilogue_per_block && last_columns) finish(t);
         }
       });
       continue;
@@ -185,11 +195,14 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
       for_range(threads, tasks, 1, [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {
           tiles(t, p0, pa, pb);
-          if (epilogue && last) finish(t);
+          if (epilogue_per_block && last) finish(t);
         }
       });
     }
   }
+  if (epilogue && split_columns)
+    for_range(threads, p.m, ceil_div(p.m, threads),
+              [&](int64_t b, int64_t e) { epilogue->run(b, e - b); });
 }
 
 // m <= kSmallM: A and B read in place.
