@@ -75,8 +75,9 @@ constexpr int64_t kWholeDepthFloats = int64_t(1) << 20;
 // Tasks are row blocks of at most mc rows times column groups of whole panels, about four per
 // thread. The row panels are shared out evenly, and the number of row blocks is a multiple of
 // the thread count, so no thread is left with a short last block while the others still work;
-// but rows that fit one row block stay one, split by columns alone, so that each panel of B is
-// read once (at 32 rows, BERT's layer took 20% less time than with two row blocks).
+// but up to three row blocks' rows are one row block, split by columns alone, so that each
+// panel of B is read once (at 32 rows, BERT's layer took 20% less time than with two row
+// blocks).
 // Per depth block, A is packed, then the tasks run. When B is packed already and all of A fits
 // kWholeDepthFloats, A is packed for every depth block at once and each task runs every depth
 // block of its tiles: two pool loops per product instead of two per depth block (what a product
@@ -99,11 +100,13 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
   const int64_t a_block = a_panels * mr * kKc; // floats of A packed for one depth block
   const bool whole_depth = prepacked && a_block * depth_blocks <= kWholeDepthFloats;
   float* pa = packed_a_scratch.get(whole_depth ? a_block * depth_blocks : a_block);
-  // Rows that fit one row block stay one, and the threads split the columns: each panel of B
-  // is then read once, not once per thread (a product of few rows streams B, the weights, from
-  // memory). Its epilogue then runs after the product, its rows split over the threads, rather
-  // than all on the thread that finishes last.
-  const bool split_columns = threads > 1 && a_panels <= mc / mr;
+  // Up to three row blocks' rows (420 on AVX-512: A's depth block, 430 KB, stays in L2) are
+  // one row block, and the threads split the columns: each panel of B is then read once, not
+  // once per thread (a product of few rows streams B, the weights, from memory). Its epilogue
+  // then runs after the product, its rows split over the threads, rather than all on the
+  // thread that finishes last. Measured in bench/cpu/README.md: from 1024 rows on it no longer
+  // pays.
+  const bool split_columns = threads > 1 && a_panels <= 3 * (mc / mr);
   const Epilogue* epilogue_per_block = split_columns ? nullptr : epilogue;
   float* scratch_b = prepacked ? nullptr
                               : packed_b_scratch.get(ceil_div(std::min(p.n, nc_max), nr) * nr * kKc);
@@ -118,7 +121,7 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
   for (int64_t j0 = 0; j0 < p.n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, p.n - j0);
     const int64_t b_panels = ceil_div(nc, nr);
-    int64_t row_blocks = ceil_div(a_panels, mc / mr);
+    int64_t row_blocks = split_columns ? 1 : ceil_div(a_panels, mc / mr);
     if (!split_columns) row_blocks = std::min(a_panels, ceil_div(row_blocks, threads) * threads);
     const int64_t want_groups = std::max<int64_t>(1, ceil_div(4 * threads, row_blocks));
     const int64_t group = std::max<int64_t>(1, ceil_div(b_panels, want_groups));
