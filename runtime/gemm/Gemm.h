@@ -19,10 +19,11 @@
 //   - m <= kSmallM: no packing; rows of A against B read in place, B streamed once per MR rows
 //     (decode-style products, where packing B would cost as much as the product);
 //   - otherwise packed, with the column and row blocks of each depth block split over the
-//     runtime's thread pool (the packing too). Edge tiles (m or n not a multiple of the tile)
-//     go through a scratch tile. With B packed already (a constant) and A small enough, A is
-//     packed for every depth block at once and each thread runs all the depth blocks of its
-//     tiles (two pool loops per product).
+//     runtime's thread pool (the packing too); up to three row blocks' rows (420 on AVX-512)
+//     are one row block split by columns alone, so each panel of B is read once. Edge tiles
+//     (m or n not a multiple of the tile) go through a scratch tile. With B packed already (a
+//     constant) and A small enough, A is packed for every depth block at once and each thread
+//     runs all the depth blocks of its tiles (two pool loops per product).
 // Called from inside a parallel loop (a batch spread over the pool), one product runs on the
 // calling thread. Packing buffers belong to the calling thread and grow as needed.
 //
@@ -30,7 +31,11 @@
 // such as a bias and an activation) runs on each block of rows as soon as it is final, on the
 // thread that finished it, while the block is still in cache. On the packed path that is a row
 // block, once the last of its tasks is done (the tasks are those of a product without one);
-// the small-m path, which splits columns, and k == 0 run it once over all rows at the end.
+// the small-m path, which splits columns, and k == 0 run it once over all rows at the end, and
+// packed rows of one row block (split by columns) after the product, its rows split over the
+// pool.
+// Two products chained (C = epilogue(A @ B) @ D, a block of rows at a time) are
+// runtime/gemm/Chain.cpp's.
 
 #include <cstdint>
 #include <string_view>
