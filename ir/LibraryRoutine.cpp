@@ -154,6 +154,21 @@ std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<Str
                            s(c.offset), s(c_outer), s(c_inner), s(c_row)};
 }
 
+// blas.sgemm through strides (dsc_rt_matmul_f32_strided): dsc.sgemm's scalars, each operand a
+// matrix OpenBLAS reads as itself or transposed (one of its two strides 1).
+std::optional<std::vector<Expr>> blas_strided_sgemm_scalar_args(
+    const std::vector<StridedView>& buffers, std::string* error) {
+  std::optional<std::vector<Expr>> s = strided_sgemm_scalar_args(buffers, error);
+  if (!s) return std::nullopt;
+  for (auto [row, col] : {std::pair<size_t, size_t>{8, 9}, {13, 14}})
+    if (!same((*s)[row], 1) && !same((*s)[col], 1)) {
+      *error = "OpenBLAS reads an operand as a matrix or its transpose, with one of its two "
+               "strides 1";
+      return std::nullopt;
+    }
+  return s;
+}
+
 // dsc.sgemm_chain, C = epilogue(A @ B) @ D: the first product's result (P, dense, never stored
 // whole) is the second's A, so both take dsc.sgemm's scalars, which must agree on the batch
 // and the rows; the chain's are the first product's (batch, inner, m, n, k, then A's and B's

@@ -86,9 +86,8 @@ void* dsc_rt_output(dsc_call* call, int32_t index, int32_t code, int32_t bits, i
 // C[b] = A[b] @ B[b] for b in [0, batch), row-major, f32: A[b] is m x k at a + b*a_batch_stride,
 // B[b] is k x n at bm + b*b_batch_stride (a stride of 0 broadcasts), C[b] is m x n, dense.
 // trans_b != 0 means B[b] is stored n x k (B transposed). Negative sizes or strides do
-// nothing; k == 0 zeroes C. How it uses threads: runtime/Matmul.h. This is library routine
-// "blas.sgemm" (ir/LibraryRoutines.def): buffer pointers, then int64 scalars, as every
-// library routine is called.
+// nothing; k == 0 zeroes C. How it uses threads: runtime/Matmul.h. Library routines take
+// buffer pointers, then int64 scalars (ir/LibraryRoutines.def).
 void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int64_t batch, int64_t m,
                        int64_t n, int64_t k, int64_t a_batch_stride, int64_t b_batch_stride,
                        int64_t trans_b);
@@ -98,7 +97,7 @@ void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch, i
                      int64_t n, int64_t k, int64_t a_batch_stride, int64_t b_batch_stride,
                      int64_t trans_b);
 
-// Library routine "dsc.sgemm": C[i] = A[i] @ B[i] for i in [0, batch), row-major f32, with A
+// A batched product through strides: C[i] = A[i] @ B[i] for i in [0, batch), row-major f32, with A
 // and B read through strides (in floats), so that a permuted or split operand needs no copy.
 // Product i is (outer, inner) = (i / inner, i % inner) of a batch of at most two dims. Element
 // (r, q) of A[i] is a[a_offset + outer * a_outer + inner * a_inner + r * a_row + q * a_col],
@@ -107,13 +106,20 @@ void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch, i
 // C[i] is c[c_offset + outer * c_outer + inner * c_inner + r * c_row + j] (C written through
 // strides, as a product whose heads go straight into a head-merged layout; its rows are
 // contiguous). Negative sizes, strides or offsets, or inner < 1, do nothing; k == 0 zeroes C.
-// dsc_rt_gemm_f32 is the case inner = 1, dense rows.
-void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* c, int64_t batch,
-                             int64_t inner, int64_t m, int64_t n, int64_t k, int64_t a_offset,
-                             int64_t a_outer, int64_t a_inner, int64_t a_row, int64_t a_col,
-                             int64_t b_offset, int64_t b_outer, int64_t b_inner, int64_t b_row,
-                             int64_t b_col, int64_t c_offset, int64_t c_outer, int64_t c_inner,
-                             int64_t c_row);
+// dsc_rt_gemm_f32 and dsc_rt_matmul_f32 are the case inner = 1, dense rows.
+typedef void dsc_strided_sgemm_fn(const float* a, const float* bm, float* c, int64_t batch,
+                                  int64_t inner, int64_t m, int64_t n, int64_t k,
+                                  int64_t a_offset, int64_t a_outer, int64_t a_inner,
+                                  int64_t a_row, int64_t a_col, int64_t b_offset, int64_t b_outer,
+                                  int64_t b_inner, int64_t b_row, int64_t b_col, int64_t c_offset,
+                                  int64_t c_outer, int64_t c_inner, int64_t c_row);
+
+// Library routine "dsc.sgemm": the product over dsc's own GEMM.
+dsc_strided_sgemm_fn dsc_rt_gemm_f32_strided;
+
+// Library routine "blas.sgemm": the product over OpenBLAS, which reads each matrix as itself or
+// transposed, so one of its two strides should be 1 (other layouts run as plain loops).
+dsc_strided_sgemm_fn dsc_rt_matmul_f32_strided;
 
 // dsc_rt_gemm_f32_strided followed by an epilogue kernel over the product's rows: C is
 // computed as by dsc_rt_gemm_f32_strided and, as soon as a block of rows of C is final (all

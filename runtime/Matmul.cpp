@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "runtime/HostABI.h"
 #include "runtime/ThreadPool.h"
@@ -19,24 +20,44 @@ namespace {
 
 constexpr int64_t kBlasMax = std::numeric_limits<blasint>::max();
 
-// One product: C (m x n, dense) = A (m x k, dense) @ B (k x n; n x k when trans_b).
-void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool trans_b) {
+// A matrix (rows x cols, element (i, j) at i * row + j * col) as cblas reads it: stored as
+// itself (a unit column stride) or transposed (a unit row stride), with its leading dimension.
+struct BlasOperand {
+  CBLAS_TRANSPOSE trans;
+  int64_t ld;
+};
+
+std::optional<BlasOperand> blas_operand(int64_t row, int64_t col, int64_t rows, int64_t cols) {
+  if (col == 1 && (rows == 1 || row >= cols)) return BlasOperand{CblasNoTrans, rows == 1 ? cols : row};
+  if (row == 1 && (cols == 1 || col >= rows)) return BlasOperand{CblasTrans, cols == 1 ? rows : col};
+  return std::nullopt;
+}
+
+// One product: C (m x n, rows ldc apart, columns contiguous) = A @ B, element (i, q) of A at
+// a[i * a_row + q * a_col] and (q, j) of B at b[q * b_row + j * b_col]. cblas_sgemm where it
+// can read both (one unit stride each, every stride within blasint), else plain loops.
+void gemm(const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t b_row,
+          int64_t b_col, float* c, int64_t ldc, int64_t m, int64_t n, int64_t k) {
   if (m == 0 || n == 0) return;
   if (k == 0) { // sgemm may leave C untouched when k is 0
-    std::fill(c, c + m * n, 0.0f);
+    for (int64_t i = 0; i < m; ++i)
+      std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     return;
   }
-  if (n > kBlasMax || k > kBlasMax) {
-    sgemm_loops(a, b, c, m, n, k, trans_b);
+  const std::optional<BlasOperand> oa = blas_operand(a_row, a_col, m, k);
+  const std::optional<BlasOperand> ob = blas_operand(b_row, b_col, k, n);
+  if (!oa || !ob || (m > 1 && ldc < n) || n > kBlasMax || k > kBlasMax ||
+      std::max({oa->ld, ob->ld, ldc}) > kBlasMax) {
+    sgemm_strided_loops(a, a_row, a_col, b, b_row, b_col, c, ldc, m, n, k);
     return;
   }
-  // lda = k, ldb = n or k, and ldc = n fit; only m may need blocks.
+  // Only m may need blocks.
   for (int64_t row = 0; row < m; row += kBlasMax) {
     int64_t rows = std::min(kBlasMax, m - row);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                static_cast<blasint>(rows), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f,
-                a + row * k, static_cast<blasint>(k), b, static_cast<blasint>(trans_b ? k : n),
-                0.0f, c + row * n, static_cast<blasint>(n));
+    cblas_sgemm(CblasRowMajor, oa->trans, ob->trans, static_cast<blasint>(rows),
+                static_cast<blasint>(n), static_cast<blasint>(k), 1.0f, a + row * a_row,
+                static_cast<blasint>(oa->ld), b, static_cast<blasint>(ob->ld), 0.0f, c + row * ldc,
+                static_cast<blasint>(std::max<int64_t>(ldc, n)));
   }
 }
 
@@ -50,28 +71,21 @@ int64_t multiply_adds(int64_t m, int64_t n, int64_t k) {
 
 } // namespace
 
+void sgemm_strided_loops(const float* a, int64_t a_row, int64_t a_col, const float* b,
+                         int64_t b_row, int64_t b_col, float* c, int64_t ldc, int64_t m, int64_t n,
+                         int64_t k) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int64_t q = 0; q < k; ++q)
+        sum += a[i * a_row + q * a_col] * b[q * b_row + j * b_col];
+      c[i * ldc + j] = sum;
+    }
+}
+
 void sgemm_loops(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
                  bool trans_b) {
-  for (int64_t i = 0; i < m; ++i) {
-    float* row = c + i * n;
-    std::fill(row, row + n, 0.0f);
-    const float* ai = a + i * k;
-    if (trans_b) {
-      for (int64_t j = 0; j < n; ++j) {
-        const float* bj = b + j * k;
-        float sum = 0.0f;
-        for (int64_t p = 0; p < k; ++p)
-          sum += ai[p] * bj[p];
-        row[j] = sum;
-      }
-    } else {
-      for (int64_t p = 0; p < k; ++p) {
-        const float* bp = b + p * n;
-        for (int64_t j = 0; j < n; ++j)
-          row[j] += ai[p] * bp[j];
-      }
-    }
-  }
+  sgemm_strided_loops(a, k, 1, b, trans_b ? 1 : n, trans_b ? k : 1, c, n, m, n, k);
 }
 
 void set_blas_num_threads(int n) {
@@ -87,22 +101,48 @@ int blas_num_threads() {
 extern "C" void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int64_t batch,
                                   int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
                                   int64_t b_batch_stride, int64_t trans_b) {
+  dsc::runtime::call_dense(&dsc_rt_matmul_f32_strided, a, bm, c, batch, m, n, k, a_batch_stride,
+                           b_batch_stride, trans_b);
+}
+
+extern "C" void dsc_rt_matmul_f32_strided(const float* a, const float* bm, float* c,
+                                          int64_t batch, int64_t inner, int64_t m, int64_t n,
+                                          int64_t k, int64_t a_offset, int64_t a_outer,
+                                          int64_t a_inner, int64_t a_row, int64_t a_col,
+                                          int64_t b_offset, int64_t b_outer, int64_t b_inner,
+                                          int64_t b_row, int64_t b_col, int64_t c_offset,
+                                          int64_t c_outer, int64_t c_inner, int64_t c_row) {
   using namespace dsc::runtime;
-  // Compiled code never passes negative sizes; do nothing rather than touch memory.
-  if (batch <= 0 || m <= 0 || n <= 0 || k < 0 || a_batch_stride < 0 || b_batch_stride < 0) return;
+  // Compiled code never passes negative sizes or strides; do nothing rather than touch memory.
+  if (batch <= 0 || inner <= 0 || m <= 0 || n <= 0 || k < 0) return;
+  for (int64_t x : {a_offset, a_outer, a_inner, a_row, a_col, b_offset, b_outer, b_inner, b_row,
+                    b_col, c_offset, c_outer, c_inner, c_row})
+    if (x < 0) return;
   // The pool sets OpenBLAS's thread count when it is made (DSC_NUM_THREADS): make it before
   // the first sgemm, even in a model with no parallel loop.
   global_thread_pool();
-  const bool tb = trans_b != 0;
-  // A dense batch of A times one B is a single product with batch * m rows (C is dense, so
-  // batch * m * n fits).
-  if (batch > 1 && b_batch_stride == 0 && a_batch_stride == m * k) {
-    gemm(a, bm, c, batch * m, n, k, tb);
+  a += a_offset;
+  bm += b_offset;
+  c += c_offset;
+  // Product i is (i / inner, i % inner) of the batch's two dims.
+  auto at = [inner](int64_t i, int64_t outer_stride, int64_t inner_stride) {
+    return i / inner * outer_stride + i % inner * inner_stride;
+  };
+  // Whether rows `row` apart follow on from one product to the next.
+  auto rows_follow = [&](int64_t row, int64_t outer, int64_t in) {
+    return (inner <= 1 || in == m * row) && (batch <= inner || outer == inner * m * row);
+  };
+  // A batch of A whose rows follow on, times one B, into C whose rows follow on is a single
+  // product of batch * m rows.
+  if (batch > 1 && b_outer == 0 && b_inner == 0 && rows_follow(a_row, a_outer, a_inner) &&
+      rows_follow(c_row, c_outer, c_inner)) {
+    gemm(a, a_row, a_col, bm, b_row, b_col, c, c_row, batch * m, n, k);
     return;
   }
   auto run = [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b)
-      gemm(a + b * a_batch_stride, bm + b * b_batch_stride, c + b * m * n, m, n, k, tb);
+    for (int64_t i = begin; i < end; ++i)
+      gemm(a + at(i, a_outer, a_inner), a_row, a_col, bm + at(i, b_outer, b_inner), b_row, b_col,
+           c + at(i, c_outer, c_inner), c_row, m, n, k);
   };
   const int64_t work = multiply_adds(m, n, k);
   if (batch > 1 && work < kSmallGemm && !ThreadPool::inside_parallel_region()) {

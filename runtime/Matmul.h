@@ -9,13 +9,25 @@
 // in order, each threaded by OpenBLAS. Called from inside a parallel loop, the batch runs in
 // order on the calling thread.
 //
-// Sizes beyond blasint (int32) are split: rows of A and C in blocks, and a dense A with a
-// broadcast B is folded into one product of batch * m rows. A k or n that does not fit
-// blasint at all falls back to plain loops (such a product would need tens of gigabytes).
+// Operands are read through strides (dsc_rt_matmul_f32_strided): each matrix as itself or
+// transposed, whichever of its strides is 1. Sizes beyond blasint (int32) are split: rows of A
+// and C in blocks, and a batch of A whose rows follow on, times one B, is folded into one
+// product of batch * m rows. A k, n or leading dimension that does not fit blasint, or an
+// operand with no unit stride, falls back to plain loops.
 
 #include <cstdint>
 
+#include "runtime/HostABI.h"
+
 namespace dsc::runtime {
+
+// dsc_rt_matmul_f32's dense arguments (HostABI.h) as a strided entry point takes them.
+inline void call_dense(dsc_strided_sgemm_fn* strided, const float* a, const float* bm, float* c,
+                       int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
+                       int64_t b_batch_stride, int64_t trans_b) {
+  strided(a, bm, c, batch, 1, m, n, k, 0, a_batch_stride, 0, k, 1, 0, b_batch_stride, 0,
+          trans_b ? 1 : n, trans_b ? k : 1, 0, m * n, 0, n);
+}
 
 // Below this many multiply-adds OpenBLAS 0.3 runs sgemm single-threaded
 // (SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD = 65536 * 4).
@@ -25,9 +37,16 @@ void set_blas_num_threads(int n);
 // OpenBLAS's thread count as it stands (what `dscc run --bench` reports).
 int blas_num_threads();
 
-// C (m x n) = A (m x k) @ B (k x n; n x k when trans_b), all dense, with plain loops: the
-// fallback for a k or n beyond blasint (exposed for tests).
+// C (m x n) = A (m x k) @ B (k x n; n x k when trans_b), all dense, with plain loops (for
+// tests).
 void sgemm_loops(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k,
                  bool trans_b);
+
+// C (m x n, rows ldc apart) = A @ B with plain loops, A's element (i, q) at a[i * a_row +
+// q * a_col] and B's (q, j) at b[q * b_row + j * b_col]: the fallback for what cblas_sgemm
+// cannot take (an operand with no unit stride, a size beyond blasint).
+void sgemm_strided_loops(const float* a, int64_t a_row, int64_t a_col, const float* b,
+                         int64_t b_row, int64_t b_col, float* c, int64_t ldc, int64_t m, int64_t n,
+                         int64_t k);
 
 } // namespace dsc::runtime

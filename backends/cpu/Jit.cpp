@@ -60,6 +60,7 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& jit) {
       runtime_symbol("dsc_rt_gemm_f32", &dsc_rt_gemm_f32),
       runtime_symbol("dsc_rt_gemm_f32_strided", &dsc_rt_gemm_f32_strided),
       runtime_symbol("dsc_rt_gemm_f32_strided_epilogue", &dsc_rt_gemm_f32_strided_epilogue),
+      runtime_symbol("dsc_rt_matmul_f32_strided", &dsc_rt_matmul_f32_strided),
       runtime_symbol("dsc_rt_gemm_chain_f32", &dsc_rt_gemm_chain_f32),
       runtime_symbol("dsc_rt_gemm_chain_f32_epilogue", &dsc_rt_gemm_chain_f32_epilogue),
   };

@@ -401,6 +401,19 @@ private:
         refuse(items_[chain.front()], c, "the operand's index map is not affine in its indices");
         continue;
       }
+      // The routine's own conditions on the layouts (OpenBLAS reads a matrix with one unit
+      // stride; dsc's GEMM steps through at most two batch dims), asked as lowering will.
+      std::vector<ir::StridedView> layouts;
+      for (size_t a = 0; a < call.args.size(); ++a)
+        layouts.push_back(a == k ? *view
+                                 : a < call.views.size() && call.views[a]
+                                       ? *call.views[a]
+                                       : ir::dense_view(call.args[a]->type.shape));
+      layouts.push_back(call.result_view.value_or(ir::dense_view(c.desc->type.shape)));
+      if (std::string why; !routine->scalar_args(layouts, &why)) {
+        refuse(items_[chain.front()], c, "the routine cannot read the operand in place: " + why);
+        continue;
+      }
       call.views.resize(call.args.size());
       call.views[k] = std::move(*view);
       // uses_ and readers_ count each var an item reads once.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/HostABI.h"
+#include "runtime/Matmul.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/gemm/ConstantPacks.h"
 #include "runtime/gemm/Packing.h"
@@ -404,8 +405,8 @@ void batched(Product p, const Batch& batch, const Epilogue* epilogue) {
 extern "C" void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch,
                                 int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
                                 int64_t b_batch_stride, int64_t trans_b) {
-  dsc_rt_gemm_f32_strided(a, bm, c, batch, 1, m, n, k, 0, a_batch_stride, 0, k, 1, 0,
-                          b_batch_stride, 0, trans_b ? 1 : n, trans_b ? k : 1, 0, m * n, 0, n);
+  dsc::runtime::call_dense(&dsc_rt_gemm_f32_strided, a, bm, c, batch, m, n, k, a_batch_stride,
+                           b_batch_stride, trans_b);
 }
 
 extern "C" void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* c,

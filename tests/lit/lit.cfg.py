@@ -1,5 +1,6 @@
 # lit configuration for dsc's FileCheck suite.
 import os
+import sys
 
 import lit.formats
 
@@ -17,6 +18,8 @@ config.substitutions.append(
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("%dsc_src", config.dsc_source_dir))
+# The Python that runs lit, for the small checks under Inputs/ (numpy comes with the test deps).
+config.substitutions.append(("%python", sys.executable))
 
 # AddressSanitizer reserves terabytes of shadow memory at start-up, so a test that limits the
 # address space (`ulimit -v`) cannot run under it: such tests say `UNSUPPORTED: asan`.

@@ -12,6 +12,7 @@
 #include "backends/cpu/CpuBackend.h"
 #include "runtime/Tensor.h"
 #include "symbolic/Parser.h"
+#include "symbolic/Simplify.h"
 #include "tests/unit/FrontendUtil.h"
 
 namespace dsc::testing {
@@ -99,14 +100,19 @@ inline ir::HostStep kernel(const std::string& callee, std::vector<int> buffers,
   return s;
 }
 
-// Library routine blas.sgemm on buffers {a, b, c} with ints {batch, m, n, k, a_batch_stride,
-// b_batch_stride, trans_b}.
+// Library routine blas.sgemm on buffers {a, b, c}, dense, given {batch, m, n, k,
+// a_batch_stride, b_batch_stride, trans_b ("0" or "1")}: its scalars (those of dsc.sgemm,
+// runtime/HostABI.h) for that layout.
 inline ir::HostStep matmul(std::vector<int> buffers, std::initializer_list<const char*> ints) {
+  const std::vector<symbolic::Expr> d = dims(ints);
+  const symbolic::Expr &m = d[1], &n = d[2], &k = d[3];
+  const bool trans_b = std::string(ints.begin()[6]) == "1";
   ir::HostStep s;
   s.kind = StepKind::Library;
   s.callee = "blas.sgemm";
   s.buffers = std::move(buffers);
-  s.ints = dims(ints);
+  s.ints = {d[0], 1, m, n, k, 0, d[4], 0, k, 1, 0, d[5], 0, trans_b ? symbolic::Expr(1) : n,
+            trans_b ? k : symbolic::Expr(1), 0, symbolic::simplify(m * n), 0, n};
   return s;
 }
 

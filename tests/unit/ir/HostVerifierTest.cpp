@@ -23,7 +23,7 @@ HostProgram two_steps() {
   lib.kind = HostStep::Kind::Library;
   lib.callee = "blas.sgemm";
   lib.buffers = {0, 0, 1};
-  lib.ints = {1, 1, 1, 1, 0, 0, 0};
+  lib.ints = {1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1}; // 1 x 1 x 1, dense
   HostStep copy;
   copy.kind = HostStep::Kind::Copy;
   copy.buffers = {1, 2};
@@ -50,7 +50,7 @@ TEST(HostVerifier, ReportsEachKindOfMistake) {
       "host f: buffer %1 (b1) has no arena offset after plan_memory",
       "host f: output %9 does not exist",
       "host f: no arena size after plan_memory",
-      "host f: step 0 passes 3 buffers and 6 scalars to blas.sgemm",
+      "host f: step 0 passes 3 buffers and 18 scalars to blas.sgemm",
       "host f: step 1 uses buffer %7, which does not exist",
       "host f: step 2 calls 'missing', which is not a prim of the module",
   };

@@ -49,7 +49,7 @@ TEST(Target, LibraryRoutinesByTarget) {
 }
 
 TEST(Target, SgemmScalarsFoldBatchesIntoM) {
-  const LibraryRoutine* r = find_library_routine("blas.sgemm");
+  const LibraryRoutine* r = find_library_routine("cublas.sgemm");
   ASSERT_NE(r, nullptr);
   using symbolic::sym;
   std::string error;

@@ -146,6 +146,85 @@ TEST(MatmulBlas, LoopFallbackMatchesBlas) {
   }
 }
 
+// The strided entry points (the scalars of dsc.sgemm and blas.sgemm): operands and result
+// through strides over a batch of two dims.
+using StridedEntry = void (*)(const float*, const float*, float*, int64_t, int64_t, int64_t,
+                              int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                              int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                              int64_t, int64_t);
+
+class StridedMatmulF32 : public ::testing::TestWithParam<StridedEntry> {};
+
+// One layout: a batch of outer x inner products, each operand's offset, outer and inner batch
+// strides, row and column strides (C's column stride 1).
+struct StridedCase {
+  const char* what;
+  int64_t outer, inner, m, n, k;
+  int64_t a[5], b[5], c[4];
+};
+
+void check_strided(StridedEntry matmul, const StridedCase& s, std::mt19937& rng) {
+  auto extent = [&](const int64_t* v, int64_t rows, int64_t cols, bool unit_col) {
+    return v[0] + (s.outer - 1) * v[1] + (s.inner - 1) * v[2] + (rows - 1) * v[3] +
+           (cols - 1) * (unit_col ? 1 : v[4]) + 1;
+  };
+  auto a = random_floats(static_cast<size_t>(extent(s.a, s.m, s.k, false)), rng);
+  auto b = random_floats(static_cast<size_t>(extent(s.b, s.k, s.n, false)), rng);
+  std::vector<float> c(static_cast<size_t>(extent(s.c, s.m, s.n, true)), -7.0f);
+  std::vector<bool> written(c.size(), false);
+  matmul(a.data(), b.data(), c.data(), s.outer * s.inner, s.inner, s.m, s.n, s.k, s.a[0], s.a[1],
+         s.a[2], s.a[3], s.a[4], s.b[0], s.b[1], s.b[2], s.b[3], s.b[4], s.c[0], s.c[1], s.c[2],
+         s.c[3]);
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t h = 0; h < s.inner; ++h)
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j) {
+          double want = 0;
+          for (int64_t q = 0; q < s.k; ++q)
+            want += double(a[s.a[0] + o * s.a[1] + h * s.a[2] + i * s.a[3] + q * s.a[4]]) *
+                    b[s.b[0] + o * s.b[1] + h * s.b[2] + q * s.b[3] + j * s.b[4]];
+          const int64_t at = s.c[0] + o * s.c[1] + h * s.c[2] + i * s.c[3] + j;
+          written[at] = true;
+          ASSERT_NEAR(c[at], want, 1e-5 * double(s.k + 1))
+              << s.what << ": product (" << o << ", " << h << ") at [" << i << ", " << j << "]";
+        }
+  for (size_t g = 0; g < c.size(); ++g)
+    if (!written[g]) {
+      ASSERT_EQ(c[g], -7.0f) << s.what << ": wrote outside C at " << g;
+    }
+}
+
+TEST_P(StridedMatmulF32, LayoutsOfViews) {
+  std::mt19937 rng(6);
+  const int64_t m = 13, n = 37, k = 29;
+  const std::vector<StridedCase> cases = {
+      {"A transposed", 1, 1, m, n, k, {0, 0, 0, 1, m}, {0, 0, 0, n, 1}, {0, 0, 0, n}},
+      {"rows with gaps, B transposed", 1, 1, m, n, k, {3, 0, 0, k + 3, 1}, {1, 0, 0, 1, k + 2},
+       {2, 0, 0, n + 5}},
+      // Attention's heads: A and C interleave 3 heads in their rows, B per head.
+      {"heads interleaved", 2, 3, m, n, k, {0, m * 3 * k, k, 3 * k, 1},
+       {0, 3 * k * n, k * n, n, 1}, {0, m * 3 * n, n, 3 * n}},
+      // One B for the batch, A's and C's rows following on: one product of 3 * m rows.
+      {"folded", 1, 3, m, n, k, {0, 0, m * k, k, 1}, {0, 0, 0, n, 1}, {0, 0, m * n, n}},
+      // Every other element along both dims: no unit stride (OpenBLAS runs loops).
+      {"no unit stride", 1, 2, m, n, k, {0, 0, 2 * m * k * 2, 2 * k * 2, 2},
+       {0, 0, 0, n, 1}, {0, 0, m * n, n}},
+      {"one row, one column", 2, 1, 1, 1, k, {0, k, 0, 0, 1}, {0, k, 0, 1, 0}, {0, 1, 0, 0}},
+  };
+  for (int threads : {1, 2}) {
+    dsc_set_num_threads(threads);
+    for (const StridedCase& s : cases) check_strided(GetParam(), s, rng);
+  }
+  dsc_set_num_threads(0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Routines, StridedMatmulF32,
+                         ::testing::Values(&dsc_rt_matmul_f32_strided, &dsc_rt_gemm_f32_strided),
+                         [](const ::testing::TestParamInfo<StridedEntry>& p) {
+                           return std::string(p.param == &dsc_rt_gemm_f32_strided ? "DscGemm"
+                                                                                     : "OpenBlas");
+                         });
+
 INSTANTIATE_TEST_SUITE_P(Routines, MatmulF32,
                          ::testing::Values(&dsc_rt_matmul_f32, &dsc_rt_gemm_f32),
                          [](const ::testing::TestParamInfo<MatmulEntry>& p) {
