@@ -64,6 +64,20 @@ protected:
   }
 };
 
+// Whether `e` has a loop anywhere in it: its symbol would be bound twice (once per variant)
+// if the block holding it were compiled as two guarded variants.
+bool contains_loop(const ir::Expr& e) {
+  struct Find : ir::IRVisitor {
+    bool found = false;
+    void visit_node(const ir::Loop* l) override {
+      found = true;
+      ir::IRVisitor::visit_node(l);
+    }
+  } find;
+  find.visit(e);
+  return find.found;
+}
+
 class FnLegalizer {
 public:
   FnLegalizer(ir::Module& generated, std::set<std::string>& taken, const ir::Function& f,
@@ -87,7 +101,8 @@ private:
   // A guarded variant: when fusion needs a fact the prover leaves open (true at some shapes
   // the where clauses allow, false at others), the block is compiled twice, fused under the fact
   // and unfused without it, in an if on the fact that the host tests at run time. One fact per
-  // block: the variants take no guard of their own.
+  // block: the variants take no guard of their own. A block with a loop in it is compiled once,
+  // unfused where the fact is open: a loop's symbol is bound once per host program.
   ir::Expr legalize_block(const ir::Block& body) {
     if (!pass_.fuse) return legalize_variant(body);
     const FnContext::Checkpoint saved = ctx_.checkpoint();
@@ -103,6 +118,8 @@ private:
     ctx_.rollback(saved);
     summary_ = summary;
     if (pass_.fusion_log) pass_.fusion_log->decisions.resize(decisions);
+    if (contains_loop(ir::Block::make(body.bindings, body.result, body.loc)))
+      return legalize_variant(body);
     const ir::Expr copy =
         FreshVars().mutate(ir::Block::make(body.bindings, body.result, body.loc));
     const ir::Block* variants[2] = {&body, copy.as<ir::Block>()};
