@@ -18,7 +18,8 @@
 //      epilogue (passes/legalize/Epilogue.h);
 //   5. chains a dsc.sgemm product read only by another, as its A, with it into one
 //      dsc.sgemm_chain call, a block of rows at a time (attention: QKᵀ, its softmax epilogue,
-//      then ·V), when the routine takes both products' layouts.
+//      then ·V), when the routine takes both products' layouts and their B and D are per batch
+//      element (not weights, which every block would read again).
 // A fact that is not proved keeps the ops apart; every decision and refusal, with its facts,
 // goes to the FusionLog. Nothing is fused by an op's name: only descriptions are read.
 
