@@ -15,7 +15,9 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 // 2: functions name their device, and library routines take int64 scalars only.
-constexpr int kVersion = 2;
+// 3: GEMM epilogues take a first-row slot, blas.sgemm reads strided views, and dsc.sgemm_chain
+// exists; a library compiled for version 2 calls the runtime with other arguments.
+constexpr int kVersion = 3;
 
 ordered_json tensor_json(const TensorInfo& t) {
   ordered_json j;

@@ -11,7 +11,7 @@
 #include "runtime/HostABI.h"
 
 const char dsc_manifest[] =
-    "{\"version\":2,\"functions\":["
+    "{\"version\":3,\"functions\":["
     "{\"name\":\"scale\",\"host_symbol\":\"cuda_model_scale\",\"device\":\"cuda\","
     "\"params\":[{\"name\":\"x\",\"dtype\":\"f32\",\"dims\":[\"N\"]}],"
     "\"outputs\":[{\"name\":\"output0\",\"dtype\":\"f32\",\"dims\":[\"N\"]}],"
