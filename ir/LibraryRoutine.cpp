@@ -160,7 +160,7 @@ std::optional<std::vector<Expr>> blas_strided_sgemm_scalar_args(
     const std::vector<StridedView>& buffers, std::string* error) {
   std::optional<std::vector<Expr>> s = strided_sgemm_scalar_args(buffers, error);
   if (!s) return std::nullopt;
-  for (auto [row, col] : {std::pair<size_t, size_t>{8, 9}, {13, 14}})
+  for (auto [row, col] : {std::pair<size_t, size_t>{kARow, kACol}, {kBRow, kBCol}})
     if (!same((*s)[row], 1) && !same((*s)[col], 1)) {
       *error = "OpenBLAS reads an operand as a matrix or its transpose, with one of its two "
                "strides 1";
@@ -192,35 +192,40 @@ std::optional<std::vector<Expr>> sgemm_chain_scalar_args(const std::vector<Strid
   if (!second) return std::nullopt;
   // Where one product's batch dims merged into one and the other's did not, the merged one
   // steps through the other's two (product i at i times its stride either way).
+  std::vector<Expr>& s1 = *first;
+  std::vector<Expr>& s2 = *second;
   auto split_batch = [](std::vector<Expr>& s, const Expr& inner) {
-    for (size_t outer : {6, 11, 16}) {
-      s[outer + 1] = s[outer];
+    for (size_t outer : {kAOuter, kBOuter, kCOuter}) {
+      s[outer + 1] = s[outer]; // the inner stride follows the outer one
       s[outer] = symbolic::simplify(s[outer] * inner);
     }
-    s[1] = inner;
+    s[kInner] = inner;
   };
-  if (same((*first)[0], (*second)[0]) && !same((*first)[1], (*second)[1])) {
-    if (same((*second)[1], 1))
-      split_batch(*second, (*first)[1]);
-    else if (same((*first)[1], 1))
-      split_batch(*first, (*second)[1]);
+  if (same(s1[kBatch], s2[kBatch]) && !same(s1[kInner], s2[kInner])) {
+    if (same(s2[kInner], 1))
+      split_batch(s2, s1[kInner]);
+    else if (same(s1[kInner], 1))
+      split_batch(s1, s2[kInner]);
   }
   // Batch, inner, m alike; the second's depth the first's n; its A the first's C (dense, the
   // columns at stride 1).
-  bool agree = same((*second)[4], (*first)[3]) && same((*second)[9], 1);
-  for (size_t i : {0, 1, 2}) agree = agree && same((*first)[i], (*second)[i]);
-  for (size_t i = 0; i < 4; ++i) agree = agree && same((*first)[15 + i], (*second)[5 + i]);
+  bool agree = same(s2[kK], s1[kN]) && same(s2[kACol], 1);
+  for (size_t i : {kBatch, kInner, kM}) agree = agree && same(s1[i], s2[i]);
+  for (size_t i = 0; i < 4; ++i) agree = agree && same(s1[kCOffset + i], s2[kAOffset + i]);
   if (!agree) {
     *error = "the chained products step through their batch or rows differently";
     return std::nullopt;
   }
-  std::vector<Expr> out(first->begin(), first->begin() + 15);
-  out.push_back((*second)[3]);
-  out.insert(out.end(), second->begin() + 10, second->end());
+  std::vector<Expr> out(s1.begin(), s1.begin() + kCOffset); // up to B's
+  out.push_back(s2[kN]);
+  out.insert(out.end(), s2.begin() + kBOffset, s2.end()); // D's (the second's B) and C's
   return out;
 }
 
 } // namespace
+
+static_assert(kSgemmScalars == 19 && kSgemmChainScalars == 25,
+              "the GEMM scalar tables (LibraryRoutine.h) match ir/LibraryRoutines.def");
 
 const std::vector<LibraryRoutine>& all_library_routines() {
   static const std::vector<LibraryRoutine> routines = {

@@ -60,6 +60,25 @@ struct LibraryRoutine {
 constexpr size_t kMaxEpilogueBuffers = 16;
 constexpr size_t kMaxEpilogueSymbols = 64;
 
+// Where each scalar of dsc.sgemm and blas.sgemm (runtime/HostABI.h, dsc_strided_sgemm_fn) stands:
+// the batch, its inner dim and the sizes, then A's, B's and C's offset, outer and inner batch
+// strides, row stride, column stride (C has none: its rows are contiguous).
+enum SgemmScalar : size_t {
+  kBatch, kInner, kM, kN, kK,
+  kAOffset, kAOuter, kAInner, kARow, kACol,
+  kBOffset, kBOuter, kBInner, kBRow, kBCol,
+  kCOffset, kCOuter, kCInner, kCRow,
+  kSgemmScalars
+};
+// dsc.sgemm_chain's (C = epilogue(A @ B) @ D): the first product's up to B's, then the second's
+// column count, D's five and C's four.
+enum SgemmChainScalar : size_t {
+  kChainN2 = kCOffset,
+  kChainDOffset, kChainDOuter, kChainDInner, kChainDRow, kChainDCol,
+  kChainCOffset, kChainCOuter, kChainCInner, kChainCRow,
+  kSgemmChainScalars
+};
+
 struct ExternFunc;
 struct PrimFunc;
 

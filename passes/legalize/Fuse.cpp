@@ -1060,7 +1060,7 @@ private:
       return sym::simplify((*scalars)[outer]).same_as(sym::Expr(0)) &&
              sym::simplify((*scalars)[outer + 1]).same_as(sym::Expr(0));
     };
-    if (shared(11) || shared(17)) {
+    if (shared(ir::kBOuter) || shared(ir::kChainDOuter)) {
       refuse(p, c, "the products share an operand across the batch (weights), which a block of "
                    "rows at a time would read again for every block");
       return;

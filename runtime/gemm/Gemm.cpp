@@ -109,6 +109,9 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
   // pays.
   const bool split_columns = threads > 1 && a_panels <= 3 * (mc / mr);
   const Epilogue* epilogue_per_block = split_columns ? nullptr : epilogue;
+  const int64_t row_blocks =
+      split_columns ? 1
+                    : std::min(a_panels, ceil_div(ceil_div(a_panels, mc / mr), threads) * threads);
   float* scratch_b = prepacked ? nullptr
                               : packed_b_scratch.get(ceil_div(std::min(p.n, nc_max), nr) * nr * kKc);
 
@@ -122,8 +125,6 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
   for (int64_t j0 = 0; j0 < p.n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, p.n - j0);
     const int64_t b_panels = ceil_div(nc, nr);
-    int64_t row_blocks = split_columns ? 1 : ceil_div(a_panels, mc / mr);
-    if (!split_columns) row_blocks = std::min(a_panels, ceil_div(row_blocks, threads) * threads);
     const int64_t want_groups = std::max<int64_t>(1, ceil_div(4 * threads, row_blocks));
     const int64_t group = std::max<int64_t>(1, ceil_div(b_panels, want_groups));
     const int64_t col_groups = ceil_div(b_panels, group);
