@@ -46,10 +46,9 @@ constexpr uint32_t kTwoOverPiBits[] = {0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf53
 constexpr float kLn2Hi = 0x1.62e4p-1f;
 constexpr float kLn2Lo = 0x1.7f7d1cp-20f;
 constexpr float kLog2E = 0x1.715476p+0f;
-// Adding 1.5 * 2^23 rounds a float of magnitude < 2^22 to an integer, which is then the low
-// bits of the sum's representation.
-constexpr float kRoundMagic = 0x1.8p23f;
-constexpr int32_t kRoundMagicBits = 0x4b400000;
+// Adding 1.5 * 2^23 + 254 rounds a float of magnitude < 2^22 to an integer, which plus 254 is
+// then the low bits of the sum's representation (emit_exp_f32).
+constexpr float kExpMagic = 0x1.8p23f + 254.0f;
 constexpr int32_t kSqrtHalfBits = 0x3f3504f3;
 
 constexpr double kLn2D = 0x1.62e42fefa39efp-1;
@@ -104,26 +103,29 @@ public:
 
 llvm::Value* emit_exp_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
   Ops o(b, x->getType());
-  llvm::Value* nan = o.is_nan(x);
   // Beyond [-104, 89] the result is 0 or inf anyway; the clamp keeps the scale exponents in
-  // range. NaN computes on 0 and is put back at the end.
-  llvm::Value* xc = b.CreateSelect(nan, o.c(0.0), o.clamp(x, -104.0, 89.0));
-  // n = round(x / ln2), r = x - n ln2 in [-ln2/2, ln2/2] (Cody and Waite).
-  llvm::Value* t = o.fma(xc, o.c(kLog2E), o.c(kRoundMagic));
-  llvm::Value* nf = b.CreateFSub(t, o.c(kRoundMagic));
-  llvm::Value* n = b.CreateSub(o.bits(t), o.ci(kRoundMagicBits));
+  // range. A NaN passes the clamp (its compares are false) and stays NaN through the
+  // arithmetic below; the integer work on its bits only builds scale factors it multiplies.
+  llvm::Value* xc = o.clamp(x, -104.0, 89.0);
+  // n = round(x / ln2), r = x - n ln2 in [-ln2/2, ln2/2] (Cody and Waite). Adding the magic
+  // number rounds to an integer and leaves n + 254 in the low bits of t (254 + n is in
+  // [104, 383] here).
+  llvm::Value* t = o.fma(xc, o.c(kLog2E), o.c(kExpMagic));
+  llvm::Value* nf = b.CreateFSub(t, o.c(kExpMagic));
   llvm::Value* r = o.fma(nf, o.c(-kLn2Hi), xc);
   r = o.fma(nf, o.c(-kLn2Lo), r);
   llvm::Value* q = o.horner(r, kExpQ);
   llvm::Value* p = b.CreateFAdd(o.fma(b.CreateFMul(r, r), q, r), o.c(1.0));
   // 2^n in two factors, each a normal float for n in [-150, 129]: the first product is exact,
-  // the second rounds once, also into the subnormals.
-  llvm::Value* n1 = b.CreateAShr(n, 1);
-  llvm::Value* n2 = b.CreateSub(n, n1);
-  llvm::Value* s1 = o.from_bits(b.CreateShl(b.CreateAdd(n1, o.ci(127)), 23));
-  llvm::Value* s2 = o.from_bits(b.CreateShl(b.CreateAdd(n2, o.ci(127)), 23));
-  llvm::Value* res = b.CreateFMul(b.CreateFMul(p, s1), s2);
-  return b.CreateSelect(nan, x, res);
+  // the second rounds once, also into the subnormals. Their biased exponents are
+  // e1 = (n + 254) >> 1 = (n >> 1) + 127 and e2 = (n + 254) - e1 = n - (n >> 1) + 127. They are
+  // read from t's bits directly: shifting left by 23 drops everything above their 9 low bits,
+  // where t's own exponent bits are zero.
+  llvm::Value* tb = o.bits(t);
+  llvm::Value* half = b.CreateLShr(tb, 1);
+  llvm::Value* s1 = o.from_bits(b.CreateShl(half, 23));
+  llvm::Value* s2 = o.from_bits(b.CreateShl(b.CreateSub(tb, half), 23));
+  return b.CreateFMul(b.CreateFMul(p, s1), s2);
 }
 
 llvm::Value* emit_log_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
