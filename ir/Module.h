@@ -66,6 +66,10 @@ struct PrimFunc : RefCounted {
   std::vector<WhereClause> where;
   Stmt body;
   SourceLoc loc;
+  // A shape-bucket variant (passes/BucketKernels.h): the prim it is a copy of, under one more
+  // where clause; empty otherwise. Printed as a comment, so not part of the parsed form or of
+  // structural equality.
+  std::string variant_of;
 };
 
 struct ExternFunc : RefCounted {

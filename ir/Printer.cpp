@@ -578,6 +578,7 @@ public:
 
   void prim(const PrimFunc& p) {
     TypePrinter sig(/*signature=*/true);
+    if (!p.variant_of.empty()) out_ += "# a shape-bucket variant of " + p.variant_of + "\n";
     out_ += "prim " + p.name + "(";
     buffers(p.inputs, sig);
     out_ += ") -> (";

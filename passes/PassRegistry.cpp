@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "passes/BucketKernels.h"
 #include "passes/CollectFacts.h"
 #include "passes/InferShapes.h"
 #include "passes/InlineCalls.h"
@@ -42,6 +43,8 @@ void run_lower_host(Compilation& c, PassContext& ctx) {
     c.hosts.push_back(std::move(*host));
   }
 }
+
+void run_bucket_kernels(Compilation& c, PassContext& ctx) { bucket_kernels(c, ctx); }
 
 void run_plan_memory(Compilation& c, PassContext& ctx) { plan_memory(c.hosts, ctx); }
 

@@ -166,6 +166,7 @@ void emit_parallel(llvmgen::KernelEmitter& e, const ir::For& outer, int outlined
       b.CreateStore(v, slot);
       inside.locals[n] = LocalInfo{info.dtype, slot};
     }
+    e.assume_where_clauses();
   }
 
   if (nest.size() == 1) {

@@ -179,9 +179,17 @@ llvm::Function* KernelEmitter::emit() {
     }
   }
 
+  assume_where_clauses();
   emit_stmt(prim_.body);
   b_.CreateRetVoid();
   return fn;
+}
+
+void KernelEmitter::assume_where_clauses() {
+  auto lookup = [this](const std::string& n) -> llvm::Value* { return frame_.symbols.at(n); };
+  for (const ir::WhereClause& w : prim_.where)
+    if (knows_symbols(w.predicate, {}))
+      b_.CreateAssumption(emit_symbolic_bool(b_, w.predicate, lookup, SymbolicOptions{}));
 }
 
 // ---------------------------------------------------------------- statements

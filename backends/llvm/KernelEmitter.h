@@ -79,6 +79,11 @@ public:
   llvm::Value* index(const symbolic::Expr& e);
   // Whether every symbol of `e` has a value in the frame and is none of `hidden`.
   bool knows_symbols(const symbolic::Expr& e, const std::set<std::string>& hidden) const;
+  // Each `where` clause of the prim over the frame's symbols as an llvm.assume, for LLVM's
+  // analyses (a trip count that is a multiple of the vector width needs no remainder loop).
+  // Sound because every caller proved or checked them (infer_shapes' require_where, the
+  // host's guards).
+  void assume_where_clauses();
 
 private:
   // ---- KernelCodegen.cpp

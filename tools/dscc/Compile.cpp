@@ -203,9 +203,11 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
 
   if (!options.quiet) {
     // An epilogue runs inside its library call: it is no kernel of its own.
-    size_t generated = 0, library = 0, epilogues = 0;
+    // A shape-bucket variant is another compiled form of a kernel, not a kernel of its own.
+    size_t generated = 0, library = 0, epilogues = 0, variants = 0;
     for (const ir::Module::Decl& d : c.module.decls) {
-      generated += d.prim ? 1 : 0;
+      generated += d.prim && d.prim->variant_of.empty() ? 1 : 0;
+      variants += d.prim && !d.prim->variant_of.empty() ? 1 : 0;
       library += d.ext ? 1 : 0;
       epilogues += d.ext && !d.ext->epilogue.empty() ? 1 : 0;
     }
@@ -214,7 +216,8 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
     err << "dscc: " << options.file << ": lowered " << c.entries.size() << " function"
         << (c.entries.size() == 1 ? "" : "s") << " to " << generated + library << " kernels ("
         << generated << " generated, " << library << " library calls"
-        << (epilogues ? ", " + std::to_string(epilogues) + " with an epilogue" : "") << ") in "
+        << (epilogues ? ", " + std::to_string(epilogues) + " with an epilogue" : "")
+        << (variants ? ", " + std::to_string(variants) + " with a shape-bucket variant" : "") << ") in "
         << static_cast<int>(ms) << " ms\n";
   }
   return c;

@@ -30,7 +30,7 @@ struct CompiledProgram {
   std::unique_ptr<runtime::Model> model; // the JIT-compiled code
   ir::HostProgram host;
   ir::Module lowered;  // after the whole pipeline, for building a .so
-  size_t kernels = 0; // generated prims (fusion makes fewer)
+  size_t kernels = 0; // generated prims (fusion makes fewer), not counting shape-bucket variants
   bool cuda = false;  // compiled for CUDA: its inputs and outputs live on the device
   std::string errors; // diagnostics of any stage; empty on success
 };
@@ -69,7 +69,7 @@ inline CompiledProgram compile_program(const std::string& text, const std::strin
   out.host = c.hosts.at(0);
   out.lowered = c.module;
   for (const ir::Module::Decl& d : c.module.decls)
-    out.kernels += d.prim ? 1 : 0;
+    out.kernels += d.prim && d.prim->variant_of.empty() ? 1 : 0;
   runtime::Manifest manifest;
   manifest.functions.push_back(cpu::describe_host_program(out.host));
   std::string error;
