@@ -26,7 +26,7 @@ library that `dscc run OUT.so` and C programs (runtime/dsc_runtime.h) load.
                                where present; generic: portable x86-64; or an LLVM CPU name
   --vector-width=128|256|512   the vector width LLVM's vectorizers aim for (default: 512 on
                                this CPU when it has AVX-512, else the CPU's preference)
-  --emit=cuda                   with --target=cuda: print the CUDA C of the kernels
+  --emit=cuda                  with --target=cuda: print the CUDA C of the kernels
   -q, --quiet                  no progress lines
 )";
 
