@@ -41,7 +41,9 @@ template <int W> inline void store(float* p, typename Vec<W>::type v) {
 // C[0:R, 0:W*NV] (leading dimension ldc) = (accumulate ? C : 0) + sum over p < k of
 // A(r, p) * B(p, :), where A(r, p) is a[r * a_row + p * a_step] and B(p, :) the NV vectors at
 // b + p * b_step. Inlined into the two kernels below, whose constant strides it then compiles to.
-template <int W, int NV, int R>
+// With PF > 0, B's rows are prefetched PF steps ahead (B read in place, a row per step far
+// apart: the hardware prefetchers do not follow such strides).
+template <int W, int NV, int R, int PF = 0>
 [[gnu::always_inline]] inline void tile(int64_t k, const float* __restrict a, int64_t a_row,
                                         int64_t a_step, const float* __restrict b, int64_t b_step,
                                         float* __restrict c, int64_t ldc, bool accumulate) {
@@ -57,6 +59,11 @@ template <int W, int NV, int R>
     __builtin_prefetch(c + r * ldc, 1);
 #pragma GCC unroll 4
   for (int64_t p = 0; p < k; ++p) {
+    if constexpr (PF > 0) {
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; v += 16 / W > 0 ? 16 / W : 1)
+        __builtin_prefetch(b + (p + PF) * b_step + v * W);
+    }
     V bv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v)
@@ -89,13 +96,16 @@ void micro_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ld
   tile<W, NV, R>(kc, a, 1, MR, b, W * NV, c, ldc, accumulate);
 }
 
+// How many rows of B ahead the small-m kernel prefetches.
+inline constexpr int kSmallMPrefetch = 16;
+
 // The small-m kernel: R rows of A (row stride lda) times B (row stride ldb) read in place, no
 // packing. B is read once for all R rows, so a product with few rows streams B at memory speed
 // instead of packing it first.
 template <int W, int NV, int R>
 void small_m_tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                   int64_t ldc, bool accumulate) {
-  tile<W, NV, R>(k, a, lda, 1, b, ldb, c, ldc, accumulate);
+  tile<W, NV, R, kSmallMPrefetch>(k, a, lda, 1, b, ldb, c, ldc, accumulate);
 }
 
 // The small-m kernel for B stored transposed (n x k): C[0:rows, 0:4] = dot products of A's rows
