@@ -214,6 +214,11 @@ int32_t dsc_rt_cuda_launch(dsc_call* call, dsc_cuda_module* module, const char* 
                            void* const* buffers, int32_t num_buffers, const int64_t* symbols,
                            int32_t num_symbols);
 
+/* How many threads the call's device keeps resident at once (multiprocessors times threads
+ * per multiprocessor; the emulator's is 2048), into *threads, for launch rules that compare a
+ * grid with the device (backends/cuda/CudaSource.h). 0, or 1 with an error recorded. */
+int32_t dsc_rt_cuda_resident_threads(dsc_call* call, int64_t* threads);
+
 /* Copies `bytes` bytes of device memory from src to dst on the call's stream. 0, or 1 with an
  * error recorded. */
 int32_t dsc_rt_cuda_copy(dsc_call* call, void* dst, const void* src, int64_t bytes);

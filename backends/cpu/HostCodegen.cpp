@@ -681,9 +681,23 @@ private:
     }
     std::map<std::string, symbolic::Expr> values;
     for (size_t j = 0; j < symbols.size(); ++j) values[symbols[j]] = s.ints[j];
+    const bool asks_device = [&] {
+      for (const symbolic::Expr* e : {&it->second.grid_x, &it->second.block_x, &it->second.block_y})
+        if (symbolic::free_symbols(*e).count(cuda::kResidentThreadsSymbol)) return true;
+      return false;
+    }();
+    if (asks_device) {
+      llvm::Value* slot = stack_array(i64_, 1, "resident_threads");
+      llvm::FunctionCallee resident = runtime("dsc_rt_cuda_resident_threads", i32_, {ptr_, ptr_});
+      llvm::Value* status = b_.CreateCall(resident, {call_, slot});
+      guard(
+          b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "resident threads");
+      symbols_[cuda::kResidentThreadsSymbol] = b_.CreateLoad(i64_, slot);
+    }
     llvm::Value* grid = eval(ir::substitute(it->second.grid_x, values), "the grid of " + what);
     llvm::Value* block = eval(ir::substitute(it->second.block_x, values), "the block of " + what);
     llvm::Value* block_rows = eval(ir::substitute(it->second.block_y, values), "the block of " + what);
+    symbols_.erase(cuda::kResidentThreadsSymbol);
     if (!ok()) return;
     llvm::FunctionCallee launch = runtime(
         "dsc_rt_cuda_launch", i32_,

@@ -317,6 +317,9 @@ public:
     for (const std::vector<ir::Buffer>* bufs : {&p.inputs, &p.outputs})
       for (const ir::Buffer& b : *bufs) buffers_[b.name] = &b;
     symbols_ = ir::prim_signature_symbols(p);
+    for (const std::string& name : symbols_)
+      if (name == kResidentThreadsSymbol)
+        unsupported("symbol '" + name + "' is reserved for the device's resident threads");
   }
 
   KernelLaunch write(std::ostringstream& os) {
@@ -576,10 +579,17 @@ private:
 
   // Threads per row T = clamp(roundup32(ceildiv(E, kRowRegisters)), 32, 256), so that the row
   // fits the registers up to E = 256 * kRowRegisters = 2048; a block of kWarpRowsPerBlock rows when
-  // T is 32 (and the register path has no barrier), else of one.
+  // T is 32 (and the register path has no barrier), else of one. Rows too few to keep half the
+  // device's resident threads busy (2 R T < resident) get clamp(roundup32(E), 32, 256) threads
+  // each instead: more threads per row where rows are the scarce parallelism.
   KernelLaunch row_launch(const ir::For& grid, bool barrier_in_registers) const {
     const sym::Expr& e = row_->extent;
-    const sym::Expr per_row = warps_of(sym::floordiv(e + (kRowRegisters - 1), kRowRegisters));
+    const sym::Expr packed = warps_of(sym::floordiv(e + (kRowRegisters - 1), kRowRegisters));
+    const sym::Expr spread = warps_of(e);
+    // 1 when 2 R T < resident, else 0.
+    const sym::Expr few_rows =
+        1 - sym::min(1, sym::floordiv(2 * grid.extent * packed, sym::sym(kResidentThreadsSymbol)));
+    const sym::Expr per_row = packed + (spread - packed) * few_rows;
     sym::Expr rows = 1;
     if (!barrier_in_registers)
       rows = sym::max(1, kWarpRowsPerBlock - (kWarpRowsPerBlock - 1) * sym::floordiv(per_row - 1, 32));

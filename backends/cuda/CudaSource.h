@@ -10,10 +10,13 @@
 //     (256 when E depends on a loop variable);
 //   - except in a row kernel: every `thread_x` loop at the top of the block loop's body, all
 //     over one range of length E given by the symbols, and not the element form. Its block
-//     holds threadIdx.y rows of blockDim.x threads each, clamp(roundup32(ceildiv(E, 8)), 32,
-//     256) threads per row and 8 rows when that is one warp (else 1); while E <= 8 * blockDim.x
-//     each row loop is unrolled 8 times, with the buffers the row's loops share kept in
-//     registers (KernelWriter::RowPlan), else the loops run as above;
+//     holds threadIdx.y rows of blockDim.x threads each, T = clamp(roundup32(ceildiv(E, 8)),
+//     32, 256) threads per row and 8 rows when that is one warp (else 1); while E <= 8 *
+//     blockDim.x each row loop is unrolled 8 times, with the buffers the row's loops share kept
+//     in registers (KernelWriter::RowPlan), else the loops run as above. A variant chosen by
+//     occupancy (as in TSCompiler): when the R rows would keep fewer than half the device's
+//     resident threads busy (2 R T < kResidentThreadsSymbol: a decode step's few rows), a row
+//     gets clamp(roundup32(E), 32, 256) threads instead, one element each where E <= 256;
 //   - a local declared outside a `thread_x` loop and updated inside it by `t = t op e` (op
 //     +, *, min, max) is accumulated per thread from op's identity, then combined over the
 //     block (warp shuffles, then one value per warp through shared memory) into t;
@@ -36,8 +39,13 @@
 
 namespace dsc::cuda {
 
+// The symbol launch expressions use for the device's resident threads (multiprocessors times
+// threads each; runtime/HostABI.h's dsc_rt_cuda_resident_threads), which the host asks the
+// runtime for at each launch that needs it. A prim with a symbol of that name is refused.
+inline constexpr const char* kResidentThreadsSymbol = "dsc_resident_threads";
+
 // How the host launches one prim's kernel; the expressions are over the prim's signature
-// symbols.
+// symbols and kResidentThreadsSymbol.
 struct KernelLaunch {
   std::string kernel; // the CUDA symbol
   symbolic::Expr grid_x;

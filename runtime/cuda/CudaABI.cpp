@@ -48,6 +48,14 @@ int32_t dsc_rt_cuda_launch(dsc_call* call, dsc_cuda_module* module, const char* 
   return 0;
 }
 
+int32_t dsc_rt_cuda_resident_threads(dsc_call* call, int64_t* threads) {
+  if (!call || !threads) return 1;
+  Device* d = device_for(call, "the device's resident threads");
+  if (!d) return 1;
+  *threads = d->resident_threads();
+  return 0;
+}
+
 int32_t dsc_rt_cuda_copy(dsc_call* call, void* dst, const void* src, int64_t bytes) {
   if (!call) return 1;
   const std::string what = "a device copy of " + std::to_string(bytes) + " bytes";

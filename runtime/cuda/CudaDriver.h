@@ -29,6 +29,7 @@ constexpr CUresult kCudaErrorNotFound = 500;
 // CUdevice_attribute
 constexpr int kAttrMaxSharedMemoryPerBlock = 8;
 constexpr int kAttrMultiprocessorCount = 16;
+constexpr int kAttrMaxThreadsPerMultiprocessor = 39;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;

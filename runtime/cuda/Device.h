@@ -49,6 +49,9 @@ public:
   virtual bool sgemm(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n,
                      int64_t k, int64_t a_batch_stride, int64_t b_batch_stride, bool trans_b,
                      std::string* error) = 0;
+  // How many threads the device keeps resident at once (its multiprocessors times the threads
+  // each holds): the host's launch rules compare a grid's threads with it (CudaSource.h).
+  virtual int64_t resident_threads() const = 0;
   // Waits for the calling thread's work (at once when the thread queued none); false with the
   // first asynchronous error, as the error itself ("CUDA_ERROR_ILLEGAL_ADDRESS: ...").
   virtual bool synchronize(std::string* error) = 0;

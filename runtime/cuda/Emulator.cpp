@@ -349,6 +349,11 @@ public:
   }
 
   bool synchronize(std::string*) override { return true; }
+
+  int64_t resident_threads() const override { return kEmulatedResidentThreads; }
+
+private:
+  static constexpr int64_t kEmulatedResidentThreads = 2048;
 };
 
 } // namespace

@@ -12,6 +12,10 @@
 // is an error (the header says how). Launches of one module run one at a time; different
 // modules run in parallel.
 //
+// The emulator reports a device of one multiprocessor holding 2048 threads (resident_threads),
+// as small as GPUs come, so that small test shapes already cross the host's launch rules that
+// compare a grid with the device (a row kernel's threads per row, CudaSource.h).
+//
 // DSC_CUDA_EMULATOR_KEEP=1 keeps each module's source and library in its temporary directory
 // (the error of a failed compile names it either way).
 

@@ -86,8 +86,13 @@ std::unique_ptr<GpuDevice> GpuDevice::open(std::string* error) {
   if (r == kCudaSuccess)
     r = d->cuDeviceGetAttribute(&g->max_shared_optin_, kAttrMaxSharedMemoryPerBlockOptin,
                                 g->device_);
+  int sms = 0, threads_per_sm = 0;
+  if (r == kCudaSuccess) r = d->cuDeviceGetAttribute(&sms, kAttrMultiprocessorCount, g->device_);
+  if (r == kCudaSuccess)
+    r = d->cuDeviceGetAttribute(&threads_per_sm, kAttrMaxThreadsPerMultiprocessor, g->device_);
   if (r != kCudaSuccess) return fail_null(error, d->failed("cuDeviceGetAttribute", r));
   g->arch_ = major * 10 + minor;
+  g->resident_threads_ = std::max<int64_t>(1, int64_t{sms} * threads_per_sm);
   g->max_shared_optin_ = std::max<int>(g->max_shared_optin_, kDefaultSharedLimit);
   char name[256] = {};
   if (d->cuDeviceGetName(name, sizeof name - 1, g->device_) != kCudaSuccess)
@@ -110,6 +115,8 @@ std::unique_ptr<GpuDevice> GpuDevice::open(std::string* error) {
   g->sync_each_ = sync && std::strcmp(sync, "1") == 0;
   return g;
 }
+
+int64_t GpuDevice::resident_threads() const { return resident_threads_; }
 
 std::string GpuDevice::describe() const {
   return name_ + " (sm_" + std::to_string(arch_) + ")";

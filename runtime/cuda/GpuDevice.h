@@ -48,6 +48,7 @@ public:
   // *error is the asynchronous error itself: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory
   // access was encountered".
   bool synchronize(std::string* error) override;
+  int64_t resident_threads() const override;
 
   // major * 10 + minor: 90 for sm_90.
   int arch() const { return arch_; }
@@ -71,6 +72,7 @@ private:
   CUcontext context_ = nullptr;
   int arch_ = 0;
   int max_shared_optin_ = 0;
+  int64_t resident_threads_ = 1;
   std::string name_;
   bool pools_ = false;
   bool sync_each_ = false;

@@ -14,7 +14,8 @@
 #       .gpu/ beside it) checks every packed model against PyTorch on the GPU and times the
 #       BERT layer (bench/gpu/run.py) and the GPT-2 decode step
 #       (bench/gpu/decode.py) against PyTorch eager and torch.compile, and softmax and layer
-#       norm against the GPU's copy bandwidth (bench/gpu/row_kernels.py); ARGS (--runs N,
+#       norm against the GPU's copy bandwidth (bench/gpu/row_kernels.py: 131072 rows, then 8 rows,
+#       where the launch is picked by occupancy); ARGS (--runs N,
 #       --warmup N) go to each of the three. With $OUT set (the
 #       device tool), each writes its JSON there.
 #   tools/scripts/gpu_check.sh zoo [ARGS...]       (on the GPU machine) the zoo (bert, gpt2,
@@ -93,6 +94,9 @@ run)
   if [ -d .gpu/old ]; then baseline=(--baseline .gpu/old/row_kernels_cuda.so); fi
   python3 bench/gpu/row_kernels.py --dsc-run .gpu/bin/dsc-run --model .gpu/row_kernels_cuda.so \
     "${baseline[@]}" $(json row_kernels) "$@"
+  # A decode step's few rows, whose launch the host picks by occupancy (docs/cuda.md).
+  python3 bench/gpu/row_kernels.py --dsc-run .gpu/bin/dsc-run --model .gpu/row_kernels_cuda.so \
+    "${baseline[@]}" $(json row_kernels_few_rows) --rows 8 --cols 768,3072 --check-cols 768 "$@"
   # The layer and the decode step of the baseline (pack --baseline), without torch.compile.
   if [ -d .gpu/old ]; then
     echo "== the baseline's models (.gpu/old)"

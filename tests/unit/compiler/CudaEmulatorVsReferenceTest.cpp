@@ -45,9 +45,11 @@ INSTANTIATE_TEST_SUITE_P(AllOps, CudaEmulatorVsReference, ::testing::ValuesIn(ca
 // Row kernels at every row length their launch distinguishes (backends/cuda/CudaSource.h):
 // a warp per row and eight rows per block, the last block partly past the rows (up to 256);
 // one row per block of 2 to 8 warps, still in registers (to 2048); the thread loops beyond
-// that.
+// that. The emulator's device holds 2048 threads, so up to 31 rows of up to 256 (15 of up to
+// 512) take the occupancy variant, a thread per element, and 40 rows the packed launch.
 const std::vector<std::pair<int64_t, int64_t>> kRowShapes = {
-    {1, 1}, {9, 1}, {9, 31}, {1, 33}, {9, 256}, {1, 257}, {9, 257}, {1, 2048}, {9, 2049}};
+    {1, 1},    {9, 1},    {9, 31},    {40, 31},  {1, 33},    {9, 256},   {40, 256},
+    {1, 257},  {9, 257},  {40, 257},  {1, 2048}, {9, 2049}};
 
 TEST(CudaEmulatorRowKernels, MatchTheReferenceAtEveryRowLength) {
   ASSERT_TRUE(kEmulated);

@@ -106,16 +106,24 @@ fn f(x: f32[B, S, 64]) -> f32[B, S, 64] { return nn.softmax(x, axis=-1) }
       << source->text;
   ASSERT_EQ(source->launches.size(), 1u);
   const cuda::KernelLaunch& launch = source->launches.begin()->second;
-  // A warp per row, eight rows per block.
-  EXPECT_EQ(symbolic::to_string(launch.block_x), "32");
-  EXPECT_EQ(symbolic::to_string(launch.block_y), "8");
-  EXPECT_EQ(symbolic::to_string(launch.grid_x), "(B*S + 7)/8");
+  // Rows enough to fill an H100 (132 multiprocessors of 2048 threads): a warp per row, eight
+  // rows per block. Four rows: two warps per row, one element per thread (the occupancy
+  // variant).
+  auto at = [&](const symbolic::Expr& e, int64_t b, int64_t s) {
+    return symbolic::eval(e, {{"B", b}, {"S", s}, {cuda::kResidentThreadsSymbol, 132 * 2048}}).value_or(-1);
+  };
+  EXPECT_EQ(at(launch.block_x, 8, 4096), 32);
+  EXPECT_EQ(at(launch.block_y, 8, 4096), 8);
+  EXPECT_EQ(at(launch.grid_x, 8, 4096), 8 * 4096 / 8);
+  EXPECT_EQ(at(launch.block_x, 1, 4), 64);
+  EXPECT_EQ(at(launch.block_y, 1, 4), 1);
+  EXPECT_EQ(at(launch.grid_x, 1, 4), 4);
   expect_compiles(source->text, "softmax");
 }
 
 TEST(GpuSchedule, RowThreadsFollowTheRowLength) {
-  // A symbolic row: the host computes the threads per row from C, a warp taking eight rows
-  // per block only while a warp holds the row.
+  // A symbolic row: the host computes the threads per row from C and, when the rows are too
+  // few for the device, R; a warp takes eight rows per block only while a warp holds the row.
   Lowered l = lower_for_cuda(R"(
 import nn
 fn f(x: f32[R, C], g: f32[C], b: f32[C]) -> f32[R, C] { return nn.layer_norm(x, g, b) }
@@ -125,16 +133,25 @@ fn f(x: f32[R, C], g: f32[C], b: f32[C]) -> f32[R, C] { return nn.layer_norm(x, 
   auto source = cuda::emit_cuda_source(l.module, &error);
   ASSERT_TRUE(source) << error;
   const cuda::KernelLaunch& launch = source->launches.begin()->second;
-  auto eval = [](const symbolic::Expr& e, int64_t c, int64_t r) {
-    return symbolic::eval(e, {{"C", c}, {"R", r}}).value_or(-1);
+  auto eval = [](const symbolic::Expr& e, int64_t c, int64_t r, int64_t resident) {
+    return symbolic::eval(e, {{"C", c}, {"R", r}, {cuda::kResidentThreadsSymbol, resident}}).value_or(-1);
   };
-  const std::vector<std::array<int64_t, 4>> expected = {
+  // 100 rows on a device of 2048 resident threads (the emulator's) fill it: T threads per row.
+  const std::vector<std::array<int64_t, 4>> filled = {
       // C, threads per row, rows per block, blocks for R = 100
       {1, 32, 8, 13}, {256, 32, 8, 13}, {257, 64, 1, 100}, {2048, 256, 1, 100}, {100000, 256, 1, 100}};
-  for (const auto& [c, threads, rows, blocks] : expected) {
-    EXPECT_EQ(eval(launch.block_x, c, 100), threads) << "C = " << c;
-    EXPECT_EQ(eval(launch.block_y, c, 100), rows) << "C = " << c;
-    EXPECT_EQ(eval(launch.grid_x, c, 100), blocks) << "C = " << c;
+  for (const auto& [c, threads, rows, blocks] : filled) {
+    EXPECT_EQ(eval(launch.block_x, c, 100, 2048), threads) << "C = " << c;
+    EXPECT_EQ(eval(launch.block_y, c, 100, 2048), rows) << "C = " << c;
+    EXPECT_EQ(eval(launch.grid_x, c, 100, 2048), blocks) << "C = " << c;
+  }
+  // On an H100 (132 x 2048 resident threads) they do not: a thread per element up to 256.
+  const std::vector<std::array<int64_t, 4>> few = {
+      {1, 32, 8, 13}, {100, 128, 1, 100}, {256, 256, 1, 100}, {257, 256, 1, 100}, {100000, 256, 1, 100}};
+  for (const auto& [c, threads, rows, blocks] : few) {
+    EXPECT_EQ(eval(launch.block_x, c, 100, 132 * 2048), threads) << "C = " << c;
+    EXPECT_EQ(eval(launch.block_y, c, 100, 132 * 2048), rows) << "C = " << c;
+    EXPECT_EQ(eval(launch.grid_x, c, 100, 132 * 2048), blocks) << "C = " << c;
   }
   expect_compiles(source->text, "layer_norm");
 }

@@ -313,6 +313,8 @@ TEST(CudaEmulator, Describe) {
   EXPECT_EQ(emulator().describe(), "the CUDA block emulator (CPU)");
   std::string error;
   EXPECT_TRUE(emulator().synchronize(&error));
+  // One multiprocessor's worth, so that small shapes cross the occupancy rule (CudaSource.h).
+  EXPECT_EQ(emulator().resident_threads(), 2048);
 }
 
 TEST(CudaEmulator, GridStrideElementwise) {

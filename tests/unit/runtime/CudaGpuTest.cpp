@@ -124,7 +124,10 @@ TEST(CudaGpu, DeviceOrACleanReason) {
   }
   EXPECT_EQ(dsc_cuda_available(), 0);
   EXPECT_THAT(d->describe(), HasSubstr("(sm_"));
-  std::printf("device: %s\n", d->describe().c_str());
+  // Every GPU dsc targets (sm_80 and later) keeps at least 1536 threads on each multiprocessor.
+  EXPECT_GE(d->resident_threads(), 1536);
+  std::printf("device: %s, %lld resident threads\n", d->describe().c_str(),
+              static_cast<long long>(d->resident_threads()));
 }
 
 std::vector<float> iota(size_t n) {

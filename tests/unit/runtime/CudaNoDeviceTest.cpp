@@ -119,6 +119,13 @@ TEST(CudaNoDevice, HostAbiFunctionsRecordErrors) {
   }
   {
     dsc_call call(&info);
+    int64_t threads = -1;
+    EXPECT_EQ(dsc_rt_cuda_resident_threads(&call, &threads), 1);
+    EXPECT_EQ(threads, -1);
+    EXPECT_THAT(call.error, StartsWith("the device's resident threads of 'layer': " + std::string(kReason)));
+  }
+  {
+    dsc_call call(&info);
     float a[1], b[1];
     EXPECT_EQ(dsc_rt_cuda_copy(&call, a, b, -4), 1);
     EXPECT_EQ(call.error, "a device copy of -4 bytes of 'layer': a negative size");
