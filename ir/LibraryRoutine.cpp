@@ -20,40 +20,6 @@ Expr product(const std::vector<Expr>& dims, size_t begin, size_t end) {
   return symbolic::simplify(p);
 }
 
-// blas.sgemm, C = A @ B with batch dims. The batch is folded into m when B is a matrix, B is
-// broadcast (stride 0) when A is, and otherwise A and B carry the same batch dims.
-std::optional<std::vector<Expr>> sgemm_scalar_args(const std::vector<StridedView>& buffers,
-                                                   std::string* error) {
-  const std::vector<Expr>& a = buffers[0].shape;
-  const std::vector<Expr>& b = buffers[1].shape;
-  if (a.size() < 2 || b.size() < 2) {
-    *error = "BLAS matmul needs rank >= 2 operands";
-    return std::nullopt;
-  }
-  Expr k = a[a.size() - 1], n = b[b.size() - 1];
-  Expr batch, m, a_stride, b_stride;
-  if (b.size() == 2) {
-    batch = 1;
-    m = product(a, 0, a.size() - 1);
-    a_stride = 0;
-    b_stride = 0;
-  } else if (a.size() == 2) {
-    batch = product(b, 0, b.size() - 2);
-    m = a[0];
-    a_stride = 0;
-    b_stride = symbolic::simplify(k * n);
-  } else if (a.size() == b.size()) {
-    batch = product(a, 0, a.size() - 2);
-    m = a[a.size() - 2];
-    a_stride = symbolic::simplify(m * k);
-    b_stride = symbolic::simplify(k * n);
-  } else {
-    *error = "BLAS matmul with batch dims of different ranks";
-    return std::nullopt;
-  }
-  return std::vector<Expr>{batch, m, n, k, a_stride, b_stride, 0};
-}
-
 bool same(const Expr& a, const Expr& b) {
   return symbolic::compare(symbolic::simplify(a), symbolic::simplify(b)) == 0;
 }
@@ -154,15 +120,15 @@ std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<Str
                            s(c.offset), s(c_outer), s(c_inner), s(c_row)};
 }
 
-// blas.sgemm through strides (dsc_rt_matmul_f32_strided): dsc.sgemm's scalars, each operand a
-// matrix OpenBLAS reads as itself or transposed (one of its two strides 1).
+// blas.sgemm and cublas.sgemm through strides: dsc.sgemm's scalars, each operand a matrix the
+// BLAS library reads as itself or transposed (one of its two strides 1).
 std::optional<std::vector<Expr>> blas_strided_sgemm_scalar_args(
     const std::vector<StridedView>& buffers, std::string* error) {
   std::optional<std::vector<Expr>> s = strided_sgemm_scalar_args(buffers, error);
   if (!s) return std::nullopt;
   for (auto [row, col] : {std::pair<size_t, size_t>{kARow, kACol}, {kBRow, kBCol}})
     if (!same((*s)[row], 1) && !same((*s)[col], 1)) {
-      *error = "OpenBLAS reads an operand as a matrix or its transpose, with one of its two "
+      *error = "BLAS reads an operand as a matrix or its transpose, with one of its two "
                "strides 1";
       return std::nullopt;
     }

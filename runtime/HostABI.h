@@ -227,13 +227,16 @@ int32_t dsc_rt_cuda_copy(dsc_call* call, void* dst, const void* src, int64_t byt
  * has run up to here (an if's condition, nonzero's count). 0, or 1 with an error recorded. */
 int32_t dsc_rt_cuda_read(dsc_call* call, void* dst, const void* src, int64_t bytes);
 
-/* Library routine "cublas.sgemm": dsc_rt_matmul_f32's product on device memory through
- * cuBLAS (libcublas, loaded with dlopen), on the call's stream. CUDA routines take the call
- * first and return 0, or 1 with an error recorded. */
+/* Library routine "cublas.sgemm": dsc_strided_sgemm_fn's product (its scalars, in its order)
+ * on device memory through cuBLAS (libcublas, loaded with dlopen), on the call's stream; each
+ * operand must have one of its two strides 1. CUDA routines take the call first and return 0,
+ * or 1 with an error recorded. */
 int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm, float* c,
-                                int64_t batch, int64_t m, int64_t n, int64_t k,
-                                int64_t a_batch_stride, int64_t b_batch_stride,
-                                int64_t trans_b);
+                                int64_t batch, int64_t inner, int64_t m, int64_t n, int64_t k,
+                                int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
+                                int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner,
+                                int64_t b_row, int64_t b_col, int64_t c_offset, int64_t c_outer,
+                                int64_t c_inner, int64_t c_row);
 
 #ifdef __cplusplus
 }

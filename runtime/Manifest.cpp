@@ -17,7 +17,9 @@ using nlohmann::ordered_json;
 // 2: functions name their device, and library routines take int64 scalars only.
 // 3: GEMM epilogues take a first-row slot, blas.sgemm reads strided views, and dsc.sgemm_chain
 // exists; a library compiled for version 2 calls the runtime with other arguments.
-constexpr int kVersion = 3;
+// 4: cublas.sgemm takes dsc.sgemm's strided scalars (19 instead of 7); a CUDA library compiled
+// for version 3 would call it with other arguments.
+constexpr int kVersion = 4;
 
 ordered_json tensor_json(const TensorInfo& t) {
   ordered_json j;

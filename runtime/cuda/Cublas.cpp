@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -51,39 +52,112 @@ struct Cublas::Api {
   }
 };
 
-bool plan_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
-                int64_t b_batch_stride, bool trans_b, SgemmPlan* plan, std::string* error) {
-  *plan = SgemmPlan{};
-  if (batch < 0 || m < 0 || n < 0 || k < 0 || a_batch_stride < 0 || b_batch_stride < 0) return true;
-  if (batch == 0 || m == 0 || n == 0) return true;
-  int64_t mn = 0, count = 0;
-  if (__builtin_mul_overflow(m, n, &mn) || __builtin_mul_overflow(mn, batch, &count))
-    return fail(error, "C has " + std::to_string(batch) + " x " + std::to_string(m) + " x " +
-                           std::to_string(n) + " elements, more than int64 counts");
-  if (k == 0) {
-    plan->action = SgemmPlan::Action::Zero;
-    plan->zero_floats = count;
+namespace {
+
+// Our row-major `rows` x `cols` operand with strides (row, col), as cuBLAS reads its transpose
+// (cols x rows, column-major): as stored (op N) with ld = row when col == 1, else transposed
+// (op T, the stored matrix rows x cols) with ld = col when row == 1. A stride over a dim of
+// extent 1 never steps, so it is free.
+struct ColumnMajor {
+  bool transposed = false;
+  int64_t ld = 1;
+};
+
+bool column_major(const char* name, int64_t rows, int64_t cols, int64_t row, int64_t col,
+                  ColumnMajor* out, std::string* error) {
+  if (rows == 0 || cols == 0) { // read nowhere (k == 0)
+    *out = {false, std::max<int64_t>(cols, 1)};
     return true;
   }
-  const std::pair<const char*, int64_t> sizes[] = {{"batch", batch}, {"m", m}, {"n", n}, {"k", k}};
+  if (cols == 1) col = 1;
+  if (rows == 1) row = std::max<int64_t>(cols, 1);
+  if (col == 1) {
+    *out = {false, row};
+    if (row < std::max<int64_t>(cols, 1))
+      return fail(error, std::string(name) + "'s rows are " + std::to_string(row) +
+                             " apart, closer than a row of " + std::to_string(cols) + " is long");
+    return true;
+  }
+  if (row == 1) {
+    *out = {true, col};
+    if (col < std::max<int64_t>(rows, 1))
+      return fail(error, std::string(name) + "'s columns are " + std::to_string(col) +
+                             " apart, closer than a column of " + std::to_string(rows) + " is long");
+    return true;
+  }
+  return fail(error, std::string(name) + " has neither stride 1 (row " + std::to_string(row) +
+                         ", column " + std::to_string(col) +
+                         "): cuBLAS reads a matrix or its transpose");
+}
+
+bool fits_int(const char* name, int64_t value, std::string* error) {
+  if (value <= kIntMax) return true;
+  return fail(error, std::string(name) + " = " + std::to_string(value) +
+                         " does not fit cuBLAS's 32-bit int");
+}
+
+} // namespace
+
+bool plan_sgemm(const StridedSgemm& p, SgemmPlan* plan, std::string* error) {
+  *plan = SgemmPlan{};
+  const int64_t values[] = {p.batch,    p.m,       p.n,       p.k,       p.a_offset, p.a_outer,
+                            p.a_inner,  p.a_row,   p.a_col,   p.b_offset, p.b_outer, p.b_inner,
+                            p.b_row,    p.b_col,   p.c_offset, p.c_outer, p.c_inner, p.c_row};
+  for (int64_t v : values)
+    if (v < 0) return true;
+  if (p.inner < 1 || p.batch == 0 || p.m == 0 || p.n == 0) return true;
+  if (p.batch % p.inner != 0)
+    return fail(error, "a batch of " + std::to_string(p.batch) + " is no whole number of its inner " +
+                           "dim of " + std::to_string(p.inner));
+  int64_t mn = 0, count = 0;
+  if (__builtin_mul_overflow(p.m, p.n, &mn) || __builtin_mul_overflow(mn, p.batch, &count))
+    return fail(error, "C has " + std::to_string(p.batch) + " x " + std::to_string(p.m) + " x " +
+                           std::to_string(p.n) + " elements, more than int64 counts");
+  const int64_t outer = p.batch / p.inner;
+  // C dense: rows of n, products one after another.
+  const bool c_dense = (p.m == 1 || p.c_row == p.n) && (p.inner == 1 || p.c_inner == mn) &&
+                       (outer == 1 || p.c_outer == mn * p.inner);
+  if (p.k == 0 && c_dense) {
+    plan->action = SgemmPlan::Action::Zero;
+    plan->zero_floats = count;
+    plan->offset_c = p.c_offset;
+    return true;
+  }
+  ColumnMajor a, b, c;
+  if (!column_major("B", p.k, p.n, p.b_row, p.b_col, &b, error) ||
+      !column_major("A", p.m, p.k, p.a_row, p.a_col, &a, error) ||
+      !column_major("C", p.m, p.n, p.c_row, 1, &c, error))
+    return false;
+  const std::pair<const char*, int64_t> sizes[] = {
+      {"m", p.m}, {"n", p.n}, {"k", p.k}, {"the inner batch", p.inner}, {"B's leading dimension", b.ld},
+      {"A's leading dimension", a.ld}, {"C's leading dimension", c.ld}};
   for (const auto& [name, value] : sizes)
-    if (value > kIntMax)
-      return fail(error, std::string(name) + " = " + std::to_string(value) +
-                             " does not fit cuBLAS's 32-bit int");
+    if (!fits_int(name, value, error)) return false;
   plan->action = SgemmPlan::Action::Gemm;
-  // cuBLAS's A is our B: stored k x n row-major, that is n x k column-major (ld n); with
-  // trans_b it is stored n x k row-major, k x n column-major (ld k), and transposed.
-  plan->transa = trans_b;
-  plan->m = static_cast<int>(n);
-  plan->n = static_cast<int>(m);
-  plan->k = static_cast<int>(k);
-  plan->lda = static_cast<int>(trans_b ? k : n);
-  plan->ldb = static_cast<int>(k);
-  plan->ldc = static_cast<int>(n);
-  plan->stride_a = b_batch_stride;
-  plan->stride_b = a_batch_stride;
-  plan->stride_c = mn;
-  plan->batch = static_cast<int>(batch);
+  plan->transa = b.transposed;
+  plan->transb = a.transposed;
+  plan->m = static_cast<int>(p.n);
+  plan->n = static_cast<int>(p.m);
+  plan->k = static_cast<int>(p.k);
+  plan->lda = static_cast<int>(b.ld);
+  plan->ldb = static_cast<int>(a.ld);
+  plan->ldc = static_cast<int>(c.ld);
+  plan->offset_a = p.b_offset;
+  plan->offset_b = p.a_offset;
+  plan->offset_c = p.c_offset;
+  // One call over the whole batch when it has one dim; else a call per outer index over the
+  // inner dim.
+  const bool one_dim = p.inner == 1;
+  if (!one_dim && !fits_int("the inner batch", p.inner, error)) return false;
+  if (one_dim && !fits_int("the batch", p.batch, error)) return false;
+  plan->batch = static_cast<int>(one_dim ? p.batch : p.inner);
+  plan->calls = one_dim ? 1 : outer;
+  plan->stride_a = one_dim ? p.b_outer : p.b_inner;
+  plan->stride_b = one_dim ? p.a_outer : p.a_inner;
+  plan->stride_c = one_dim ? p.c_outer : p.c_inner;
+  plan->step_a = p.b_outer;
+  plan->step_b = p.a_outer;
+  plan->step_c = p.c_outer;
   return true;
 }
 
@@ -184,11 +258,14 @@ bool Cublas::sgemm(CUstream stream, const SgemmPlan& plan, const float* a, const
   }
   const float alpha = 1.0f, beta = 0.0f;
   // cuBLAS's A is our B, its B our A (Cublas.h).
-  cublasStatus s = api_->sgemm_strided_batched(t.handle, plan.transa ? kCublasOpT : kCublasOpN,
-                                               kCublasOpN, plan.m, plan.n, plan.k, &alpha, b,
-                                               plan.lda, plan.stride_a, a, plan.ldb, plan.stride_b,
-                                               &beta, c, plan.ldc, plan.stride_c, plan.batch);
-  if (s != kCublasSuccess) return fail(error, api_->failed("cublasSgemmStridedBatched", s));
+  for (int64_t i = 0; i < plan.calls; ++i) {
+    cublasStatus s = api_->sgemm_strided_batched(
+        t.handle, plan.transa ? kCublasOpT : kCublasOpN, plan.transb ? kCublasOpT : kCublasOpN,
+        plan.m, plan.n, plan.k, &alpha, b + plan.offset_a + i * plan.step_a, plan.lda,
+        plan.stride_a, a + plan.offset_b + i * plan.step_b, plan.ldb, plan.stride_b, &beta,
+        c + plan.offset_c + i * plan.step_c, plan.ldc, plan.stride_c, plan.batch);
+    if (s != kCublasSuccess) return fail(error, api_->failed("cublasSgemmStridedBatched", s));
+  }
   return true;
 }
 

@@ -11,6 +11,7 @@ namespace {
 using dsc::runtime::cuda::CopyKind;
 using dsc::runtime::cuda::Device;
 using dsc::runtime::cuda::LaunchShape;
+using dsc::runtime::cuda::StridedSgemm;
 
 std::string of_function(const dsc_call* call) {
   return call->info ? " of '" + call->info->name + "'" : "";
@@ -83,14 +84,20 @@ int32_t dsc_rt_cuda_read(dsc_call* call, void* dst, const void* src, int64_t byt
 }
 
 int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm, float* c,
-                                int64_t batch, int64_t m, int64_t n, int64_t k,
-                                int64_t a_batch_stride, int64_t b_batch_stride, int64_t trans_b) {
+                                int64_t batch, int64_t inner, int64_t m, int64_t n, int64_t k,
+                                int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
+                                int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner,
+                                int64_t b_row, int64_t b_col, int64_t c_offset, int64_t c_outer,
+                                int64_t c_inner, int64_t c_row) {
   if (!call) return 1;
   const std::string what = "cublas.sgemm";
   Device* d = device_for(call, what);
   if (!d) return 1;
+  const StridedSgemm product{batch,    inner,   m,       n,     k,     a_offset, a_outer,
+                             a_inner,  a_row,   a_col,   b_offset, b_outer, b_inner, b_row,
+                             b_col,    c_offset, c_outer, c_inner, c_row};
   std::string error;
-  if (!d->sgemm(a, bm, c, batch, m, n, k, a_batch_stride, b_batch_stride, trans_b != 0, &error))
+  if (!d->sgemm(a, bm, c, product, &error))
     return call->fail(what + " (batch " + std::to_string(batch) + ", " + std::to_string(m) + " x " +
                       std::to_string(k) + " @ " + std::to_string(k) + " x " + std::to_string(n) +
                       ")" + of_function(call) + ": " + error);

@@ -1,5 +1,7 @@
 #include "runtime/cuda/Emulator.h"
 
+#include "runtime/cuda/Cublas.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -341,10 +343,14 @@ public:
     return true;
   }
 
-  bool sgemm(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n,
-             int64_t k, int64_t a_batch_stride, int64_t b_batch_stride, bool trans_b,
-             std::string*) override {
-    dsc_rt_gemm_f32(a, b, c, batch, m, n, k, a_batch_stride, b_batch_stride, trans_b ? 1 : 0);
+  // cuBLAS's arguments are still planned, so that a product cuBLAS would refuse fails here too.
+  bool sgemm(const float* a, const float* b, float* c, const StridedSgemm& p,
+             std::string* error) override {
+    SgemmPlan plan;
+    if (!plan_sgemm(p, &plan, error)) return false;
+    dsc_rt_gemm_f32_strided(a, b, c, p.batch, p.inner, p.m, p.n, p.k, p.a_offset, p.a_outer,
+                            p.a_inner, p.a_row, p.a_col, p.b_offset, p.b_outer, p.b_inner, p.b_row,
+                            p.b_col, p.c_offset, p.c_outer, p.c_inner, p.c_row);
     return true;
   }
 

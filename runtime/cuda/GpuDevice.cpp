@@ -327,18 +327,16 @@ bool GpuDevice::launch(dsc_cuda_module* module, const char* kernel, const Launch
   return settle(s, error);
 }
 
-bool GpuDevice::sgemm(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n,
-                      int64_t k, int64_t a_batch_stride, int64_t b_batch_stride, bool trans_b,
+bool GpuDevice::sgemm(const float* a, const float* b, float* c, const StridedSgemm& product,
                       std::string* error) {
   SgemmPlan plan;
-  if (!plan_sgemm(batch, m, n, k, a_batch_stride, b_batch_stride, trans_b, &plan, error))
-    return false;
+  if (!plan_sgemm(product, &plan, error)) return false;
   if (plan.action == SgemmPlan::Action::Nothing) return true;
   CUstream s = stream(error);
   if (!s) return false;
   if (plan.action == SgemmPlan::Action::Zero) {
-    CUresult r =
-        driver_->cuMemsetD32Async(device_pointer(c), 0, static_cast<size_t>(plan.zero_floats), s);
+    CUresult r = driver_->cuMemsetD32Async(device_pointer(c + plan.offset_c), 0,
+                                           static_cast<size_t>(plan.zero_floats), s);
     if (r != kCudaSuccess) return fail(error, driver_->failed("cuMemsetD32", r));
     return settle(s, error);
   }

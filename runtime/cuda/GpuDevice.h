@@ -42,8 +42,7 @@ public:
   bool launch(dsc_cuda_module* module, const char* kernel, const LaunchShape& shape,
               void* const* buffers, int num_buffers, const int64_t* symbols, int num_symbols,
               std::string* error) override;
-  bool sgemm(const float* a, const float* b, float* c, int64_t batch, int64_t m, int64_t n,
-             int64_t k, int64_t a_batch_stride, int64_t b_batch_stride, bool trans_b,
+  bool sgemm(const float* a, const float* b, float* c, const StridedSgemm& product,
              std::string* error) override;
   // *error is the asynchronous error itself: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory
   // access was encountered".

@@ -58,13 +58,19 @@ TEST(Target, SgemmScalarsFoldBatchesIntoM) {
                              &error);
   ASSERT_TRUE(args.has_value()) << error;
   ASSERT_EQ(args->size(), static_cast<size_t>(r->scalars));
-  EXPECT_EQ(symbolic::to_string((*args)[0]), "1");   // batch
-  EXPECT_EQ(symbolic::to_string((*args)[1]), "B*S"); // m
-  EXPECT_EQ(symbolic::to_string((*args)[2]), "64");  // n
+  EXPECT_EQ(symbolic::to_string((*args)[kBatch]), "1");
+  EXPECT_EQ(symbolic::to_string((*args)[kInner]), "1");
+  EXPECT_EQ(symbolic::to_string((*args)[kM]), "B*S");
+  EXPECT_EQ(symbolic::to_string((*args)[kN]), "64");
   EXPECT_FALSE(r->scalar_args(
       {dense_view({sym("B"), 3, 4, 5}), dense_view({sym("B"), 5, 6}), dense_view({sym("B"), 3, 4, 6})},
       &error));
-  EXPECT_EQ(error, "BLAS matmul with batch dims of different ranks");
+  EXPECT_EQ(error, "GEMM operands with batch dims of different ranks");
+  // A view with neither stride 1 stays a copy: cuBLAS reads a matrix or its transpose.
+  StridedView every_other = dense_view({4, 3});
+  every_other.strides = {6, 2};
+  EXPECT_FALSE(r->scalar_args({every_other, dense_view({3, 5}), dense_view({4, 5})}, &error));
+  EXPECT_EQ(error, "BLAS reads an operand as a matrix or its transpose, with one of its two strides 1");
 }
 
 TEST(Target, Describe) {

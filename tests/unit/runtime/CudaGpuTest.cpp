@@ -263,7 +263,8 @@ TEST(CudaGpu, SgemmMatchesTheCpu) {
     std::vector<float> poison(want.size(), NAN);
     float* dc = upload(poison);
     std::string error;
-    ASSERT_TRUE(gpu()->sgemm(da, db, dc, c.batch, c.m, c.n, c.k, as, bs, c.trans_b, &error))
+    ASSERT_TRUE(gpu()->sgemm(da, db, dc, cuda::StridedSgemm::dense(c.batch, c.m, c.n, c.k, as, bs, c.trans_b),
+                             &error))
         << error;
     std::vector<float> got = download(dc, want.size());
     for (size_t i = 0; i < want.size(); ++i)
@@ -383,7 +384,7 @@ TEST(CudaGpu, ConcurrentCalls) {
         float* da = upload(a);
         float* db = upload(b);
         auto* dc = static_cast<float*>(gpu()->allocate(4 * 3 * 4, "c", &error));
-        if (!gpu()->sgemm(da, db, dc, 1, 4, 3, n, 0, 0, false, &error)) failures[t] = error;
+        if (!gpu()->sgemm(da, db, dc, cuda::StridedSgemm::dense(1, 4, 3, n, 0, 0, false), &error)) failures[t] = error;
         std::vector<float> got = download(dc, 12), want(12);
         sgemm_loops(a.data(), b.data(), want.data(), 4, 3, n, false);
         for (size_t i = 0; i < 12 && failures[t].empty(); ++i)

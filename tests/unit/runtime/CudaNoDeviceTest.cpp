@@ -114,7 +114,7 @@ TEST(CudaNoDevice, HostAbiFunctionsRecordErrors) {
   {
     dsc_call call(&info);
     float a[1], b[1], c[1];
-    EXPECT_EQ(dsc_rt_cublas_sgemm_f32(&call, a, b, c, 1, 1, 1, 1, 0, 0, 0), 1);
+    EXPECT_EQ(dsc_rt_cublas_sgemm_f32(&call, a, b, c, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1), 1);
     EXPECT_THAT(call.error, StartsWith("cublas.sgemm of 'layer': " + std::string(kReason)));
   }
   {
