@@ -214,6 +214,13 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
 // Needs rows of A contiguous, and rows or columns of B.
 bool small_m_reads(const Product& p) { return p.a_col == 1 && (p.b_col == 1 || p.b_row == 1); }
 
+// Whether the small-m path runs the product (Gemm.h: the buckets).
+bool runs_in_place(const GemmKernels& K, const Product& p) {
+  if (!small_m_reads(p)) return false;
+  if (p.m <= kSmallM) return true;
+  return p.m <= kFewRows && p.b_col == 1 && p.n % K.nr == 0 && p.k * p.n <= kInPlaceB;
+}
+
 void small_m(const GemmKernels& K, const Product& p, int threads) {
   const int64_t mr = K.mr;
   if (p.b_col == 1) {
@@ -323,7 +330,7 @@ void multiply(const GemmKernels& K, const Product& p, bool parallel, const Epilo
   std::shared_ptr<const float[]> constant = constant_pack(K, p);
   if (constant)
     packed(K, p, threads, constant.get(), epilogue);
-  else if (p.m <= kSmallM && small_m_reads(p)) {
+  else if (runs_in_place(K, p)) {
     // Split over columns, so no thread holds whole rows: the epilogue runs once, at the end.
     small_m(K, p, threads);
     if (epilogue) epilogue->run(0, p.m);
