@@ -218,7 +218,7 @@ bool small_m_reads(const Product& p) { return p.a_col == 1 && (p.b_col == 1 || p
 bool runs_in_place(const GemmKernels& K, const Product& p) {
   if (!small_m_reads(p)) return false;
   if (p.m <= kSmallM) return true;
-  return p.m <= kFewRows && p.b_col == 1 && p.n % K.nr == 0 && p.k * p.n <= kInPlaceB;
+  return p.m <= kFewRows && p.b_col == 1 && p.n % K.width == 0 && p.k * p.n <= kInPlaceB;
 }
 
 void small_m(const GemmKernels& K, const Product& p, int threads) {
@@ -235,9 +235,18 @@ void small_m(const GemmKernels& K, const Product& p, int threads) {
                            p.a + row * p.a_row + p0, p.a_row, p.b + p0 * p.b_row + jb * nr, p.b_row,
                            p.c + row * p.ldc + jb * nr, p.ldc, p0 > 0);
     });
-    for (int64_t p0 = 0; p0 < p.k; p0 += kKc)
-      K.small_m_columns(p.m, p.n - full * nr, std::min(kKc, p.k - p0), p.a + p0, p.a_row,
-                        p.b + p0 * p.b_row + full * nr, p.b_row, p.c + full * nr, p.ldc, p0 > 0);
+    // The columns past the last full tile: whole vectors, then one by one.
+    const int64_t w = K.width;
+    const int64_t vectors = full * nr + (p.n - full * nr) / w * w;
+    for (int64_t p0 = 0; p0 < p.k; p0 += kKc) {
+      for (int64_t j = full * nr; j < vectors; j += w)
+        for (int64_t row = 0; row < p.m; row += mr)
+          K.small_m_vector_tile[std::min(mr, p.m - row)](std::min(kKc, p.k - p0),
+                                p.a + row * p.a_row + p0, p.a_row, p.b + p0 * p.b_row + j, p.b_row,
+                                p.c + row * p.ldc + j, p.ldc, p0 > 0);
+      K.small_m_columns(p.m, p.n - vectors, std::min(kKc, p.k - p0), p.a + p0, p.a_row,
+                        p.b + p0 * p.b_row + vectors, p.b_row, p.c + vectors, p.ldc, p0 > 0);
+    }
     return;
   }
   const int64_t full = p.n / 4;

@@ -18,7 +18,7 @@
 // Shapes, by bucket:
 //   - m <= kSmallM: no packing; rows of A against B read in place, B streamed once per MR rows
 //     (decode-style products, where packing B would cost as much as the product); also up to
-//     kFewRows rows when B's rows are contiguous, hold whole column panels and B is small
+//     kFewRows rows when B's rows are contiguous, n is whole vectors and B is small
 //     (k * n <= kInPlaceB floats, about L1);
 //   - otherwise packed, with the column and row blocks of each depth block split over the
 //     runtime's thread pool (the packing too); up to three row blocks' rows (420 on AVX-512)
@@ -51,7 +51,7 @@ constexpr int64_t kKc = 256;  // depth block
 constexpr int64_t kMc = 144;  // row block (rounded down to a multiple of MR)
 constexpr int64_t kNc = 4096; // column block (rounded down to a multiple of NR)
 constexpr int64_t kSmallM = 16;
-// Up to this many rows over a B of at most kInPlaceB floats, in whole column panels, the small-m
+// Up to this many rows over a B of at most kInPlaceB floats, n whole vectors, the small-m
 // path too: packing A and B costs more than such a product (64x64x64: 130 -> 185 GFLOP/s).
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kInPlaceB = 16384;

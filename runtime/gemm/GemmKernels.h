@@ -22,12 +22,16 @@ struct GemmKernels {
   // (lda) @ B[0:k, 0:nr] (ldb), unpacked.
   void (*small_m_tile[kMaxMr + 1])(int64_t k, const float* a, int64_t lda, const float* b,
                                    int64_t ldb, float* c, int64_t ldc, bool accumulate);
+  // small_m_vector_tile[r]: the same over one vector of columns, C[0:r, 0:width], for the
+  // columns past the last full tile.
+  void (*small_m_vector_tile[kMaxMr + 1])(int64_t k, const float* a, int64_t lda, const float* b,
+                                          int64_t ldb, float* c, int64_t ldc, bool accumulate);
   // C[0:rows, 0:4] (ldc) = A[0:rows, 0:k] (lda) @ B^T, B's four rows of k at b (ldb); rows <= mr.
   void (*small_m_dot4)(int64_t rows, int64_t k, const float* a, int64_t lda, const float* b,
                        int64_t ldb, float* c, int64_t ldc);
   // small_m_columns: C[0:m, 0:n] (ldc) = (accumulate ? C : 0) + A[0:m, 0:k] (lda) @ B[0:k, 0:n]
   // (ldb), element by element with the micro tile's own multiply-add chain: the columns past the
-  // small-m path's last full tile.
+  // small-m path's last full vector.
   void (*small_m_columns)(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                           const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate);
   // A full panel of mr rows of A (rows a_row apart, columns contiguous), kc columns, packed as

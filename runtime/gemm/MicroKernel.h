@@ -182,6 +182,7 @@ constexpr dsc::runtime::gemm::GemmKernels kernels_for(
       W,
       {nullptr, &micro_tile<W, MR, NV, static_cast<int>(R) + 1>...},
       {nullptr, &small_m_tile<W, NV, static_cast<int>(R) + 1>...},
+      {nullptr, &small_m_tile<W, 1, static_cast<int>(R) + 1>...},
       &small_m_dot4<W, MR>,
       &small_m_columns,
       pack_a_panel,

@@ -144,11 +144,11 @@ TEST(Gemm, SmallAndPackedBucketsAgree) {
         check(*K, {m, 53, 2 * kKc + 3, t}, false, rng);
         check(*K, {m, 19, kKc, t}, true, rng);
       }
-  // Up to kFewRows rows over a small B in whole panels also run in place; one more row, a
-  // partial panel or a larger B go packed.
+  // Up to kFewRows rows over a small B of whole vectors also run in place (whole tiles, then
+  // a vector); one more row, a partial vector or a larger B go packed.
   for (const GemmKernels* K : runnable_kernels())
     for (int64_t m : {kSmallM + 1, int64_t(37), kFewRows, kFewRows + 1})
-      for (int64_t n : {2 * K->nr, 2 * K->nr + 3}) {
+      for (int64_t n : {2 * K->nr, 2 * K->nr + K->width, 2 * K->nr + K->width + 3}) {
         check(*K, {m, n, kInPlaceB / n, false}, false, rng);
         check(*K, {m, n, kInPlaceB / n + 1, false}, true, rng);
         check(*K, {m, n, 7, true}, true, rng);
