@@ -78,22 +78,40 @@ public:
         facts.add(check.predicate);
       rewrite(h.steps, facts);
     }
-    // A kernel every call of which now goes to its variant is gone; the variant replaces it.
     std::set<std::string> called;
     for (const ir::HostProgram& h : c_.hosts)
       ir::for_each_step(h.steps, [&](const ir::HostStep& s, int) {
         called.insert(s.callee);
         called.insert(s.epilogue);
       });
-    std::erase_if(c_.module.decls, [&](const ir::Module::Decl& d) {
-      return d.prim && buckets_.count(d.prim->name) && buckets_.at(d.prim->name).fact.defined() &&
-             !called.count(d.prim->name);
-    });
+    // A kernel every call of which now goes to its variant takes the variant's where clause
+    // itself, and the calls its name again (an extern names it as its epilogue). A variant no
+    // call chose is dropped.
+    std::map<std::string, const ir::PrimFunc*> merged; // kernel -> its variant
     for (auto& [variant, owned] : made_) {
       if (!called.count(variant->name)) continue;
-      if (!c_.module.prim(variant->variant_of)) variant->variant_of.clear();
-      c_.module.add(owned);
+      if (called.count(variant->variant_of))
+        c_.module.add(owned);
+      else
+        merged[variant->variant_of] = variant;
     }
+    if (merged.empty()) return;
+    for (ir::Module::Decl& d : c_.module.decls) {
+      if (!d.prim || !merged.count(d.prim->name)) continue;
+      auto* kernel = new ir::PrimFunc();
+      kernel->name = d.prim->name;
+      kernel->inputs = d.prim->inputs;
+      kernel->outputs = d.prim->outputs;
+      kernel->where = merged.at(d.prim->name)->where;
+      kernel->body = d.prim->body;
+      kernel->loc = d.prim->loc;
+      d.prim = Ref<ir::PrimFunc>(kernel);
+    }
+    std::map<std::string, std::string> back; // variant -> kernel
+    for (const auto& [kernel, variant] : merged)
+      back[variant->name] = kernel;
+    for (ir::HostProgram& h : c_.hosts)
+      rename(h.steps, back);
   }
 
 private:
@@ -102,6 +120,15 @@ private:
     sym::Expr fact; // undefined: the kernel gets no variant
     std::string variant;
   };
+
+  static void rename(std::vector<ir::HostStep>& steps, const std::map<std::string, std::string>& to) {
+    for (ir::HostStep& s : steps) {
+      for (std::vector<ir::HostStep>* inner : {&s.then_steps, &s.else_steps, &s.cond_steps, &s.body_steps})
+        rename(*inner, to);
+      for (std::string* name : {&s.callee, &s.epilogue})
+        if (auto it = to.find(*name); it != to.end()) *name = it->second;
+    }
+  }
 
   void rewrite(std::vector<ir::HostStep>& steps, const sym::Facts& facts) {
     for (ir::HostStep& s : steps) {

@@ -8,7 +8,8 @@
 //
 // Per call, the prover decides the fact in the caller's symbols under the host program's checks
 // (its `where` clauses and run-time shape facts):
-//   proved      the call goes to the variant alone;
+//   proved      the call goes to the variant alone (where every call does, the kernel itself
+//               takes the where clause instead, keeping its name);
 //   disproved   the call keeps the kernel;
 //   open        an If step tests the fact at run time and calls the variant or the kernel,
 //               both compiled.
