@@ -12,32 +12,14 @@
 #include <string>
 
 #include "runtime/HostABI.h"
+#include "runtime/Matmul.h"
 
 namespace dsc::runtime::cuda {
 
 enum class CopyKind : uint8_t { HostToDevice, DeviceToHost, DeviceToDevice };
 
-// The scalars of a strided product (HostABI.h's dsc_strided_sgemm_fn), in its order: the batch
-// (of at most two dims, `inner` the second's extent), the sizes, then A's and B's offset, outer
-// and inner batch strides, row and column strides, and C's (whose column stride is 1).
-struct StridedSgemm {
-  int64_t batch = 1, inner = 1, m = 0, n = 0, k = 0;
-  int64_t a_offset = 0, a_outer = 0, a_inner = 0, a_row = 0, a_col = 1;
-  int64_t b_offset = 0, b_outer = 0, b_inner = 0, b_row = 0, b_col = 1;
-  int64_t c_offset = 0, c_outer = 0, c_inner = 0, c_row = 0;
-
-  // dsc_rt_matmul_f32's product: a batch of dense row-major A (m x k) and B (k x n, or stored
-  // n x k when trans_b) at the given batch strides (0 shares one), into a dense C.
-  static StridedSgemm dense(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
-                            int64_t b_batch_stride, bool trans_b) {
-    StridedSgemm p;
-    p.batch = batch, p.m = m, p.n = n, p.k = k;
-    p.a_outer = a_batch_stride, p.a_row = k, p.a_col = 1;
-    p.b_outer = b_batch_stride, p.b_row = trans_b ? 1 : n, p.b_col = trans_b ? k : 1;
-    p.c_outer = m * n, p.c_row = n;
-    return p;
-  }
-};
+// HostABI.h's strided product, as cublas.sgemm takes it.
+using runtime::StridedSgemm;
 
 struct LaunchShape {
   int64_t grid[3] = {1, 1, 1};

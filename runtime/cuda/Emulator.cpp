@@ -348,9 +348,7 @@ public:
              std::string* error) override {
     SgemmPlan plan;
     if (!plan_sgemm(p, &plan, error)) return false;
-    dsc_rt_gemm_f32_strided(a, b, c, p.batch, p.inner, p.m, p.n, p.k, p.a_offset, p.a_outer,
-                            p.a_inner, p.a_row, p.a_col, p.b_offset, p.b_outer, p.b_inner, p.b_row,
-                            p.b_col, p.c_offset, p.c_outer, p.c_inner, p.c_row);
+    call_strided(&dsc_rt_gemm_f32_strided, a, b, c, p);
     return true;
   }
 

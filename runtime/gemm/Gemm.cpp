@@ -226,24 +226,26 @@ void small_m(const GemmKernels& K, const Product& p, int threads) {
   if (p.b_col == 1) {
     const int64_t nr = K.nr;
     const int64_t full = p.n / nr;
+    // Every row group of the columns at j that `tiles` (tiles[r]: r rows) cover, depth block p0.
+    using Tile = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool);
+    auto columns = [&](const Tile* tiles, int64_t j, int64_t p0) {
+      for (int64_t row = 0; row < p.m; row += mr)
+        tiles[std::min(mr, p.m - row)](std::min(kKc, p.k - p0), p.a + row * p.a_row + p0, p.a_row,
+                                       p.b + p0 * p.b_row + j, p.b_row, p.c + row * p.ldc + j,
+                                       p.ldc, p0 > 0);
+    };
     // Depth blocks of kKc, so that the block of B (kKc x NR) stays in L1 across the rows.
     for_range(threads, full, 4, [&](int64_t begin, int64_t end) {
       for (int64_t jb = begin; jb < end; ++jb)
         for (int64_t p0 = 0; p0 < p.k; p0 += kKc)
-          for (int64_t row = 0; row < p.m; row += mr)
-            K.small_m_tile[std::min(mr, p.m - row)](std::min(kKc, p.k - p0),
-                           p.a + row * p.a_row + p0, p.a_row, p.b + p0 * p.b_row + jb * nr, p.b_row,
-                           p.c + row * p.ldc + jb * nr, p.ldc, p0 > 0);
+          columns(K.small_m_tile, jb * nr, p0);
     });
     // The columns past the last full tile: whole vectors, then one by one.
     const int64_t w = K.width;
     const int64_t vectors = full * nr + (p.n - full * nr) / w * w;
     for (int64_t p0 = 0; p0 < p.k; p0 += kKc) {
       for (int64_t j = full * nr; j < vectors; j += w)
-        for (int64_t row = 0; row < p.m; row += mr)
-          K.small_m_vector_tile[std::min(mr, p.m - row)](std::min(kKc, p.k - p0),
-                                p.a + row * p.a_row + p0, p.a_row, p.b + p0 * p.b_row + j, p.b_row,
-                                p.c + row * p.ldc + j, p.ldc, p0 > 0);
+        columns(K.small_m_vector_tile, j, p0);
       K.small_m_columns(p.m, p.n - vectors, std::min(kKc, p.k - p0), p.a + p0, p.a_row,
                         p.b + p0 * p.b_row + vectors, p.b_row, p.c + vectors, p.ldc, p0 > 0);
     }

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/Matmul.h"
+
 
 namespace dsc::runtime::cuda {
 namespace {
@@ -38,20 +40,15 @@ void column_major_gemm(const SgemmPlan& p, const float* a, const float* b, float
     }
 }
 
-// HostABI.h's strided product itself, by its definition.
+// HostABI.h's strided product itself, by its definition: each product i of the batch through
+// the runtime's plain strided loops.
 void strided_product(const StridedSgemm& p, const float* a, const float* b, float* c) {
   for (int64_t i = 0; i < p.batch; ++i) {
     const int64_t outer = i / p.inner, inner = i % p.inner;
-    const float* ai = a + p.a_offset + outer * p.a_outer + inner * p.a_inner;
-    const float* bi = b + p.b_offset + outer * p.b_outer + inner * p.b_inner;
-    float* ci = c + p.c_offset + outer * p.c_outer + inner * p.c_inner;
-    for (int64_t r = 0; r < p.m; ++r)
-      for (int64_t j = 0; j < p.n; ++j) {
-        double sum = 0;
-        for (int64_t q = 0; q < p.k; ++q)
-          sum += double(ai[r * p.a_row + q * p.a_col]) * bi[q * p.b_row + j * p.b_col];
-        ci[r * p.c_row + j] = static_cast<float>(sum);
-      }
+    sgemm_strided_loops(a + p.a_offset + outer * p.a_outer + inner * p.a_inner, p.a_row, p.a_col,
+                        b + p.b_offset + outer * p.b_outer + inner * p.b_inner, p.b_row, p.b_col,
+                        c + p.c_offset + outer * p.c_outer + inner * p.c_inner, p.c_row, p.m, p.n,
+                        p.k);
   }
 }
 
