@@ -1,6 +1,7 @@
 #include "ir/LibraryRoutine.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "ir/HostProgram.h"
 #include "ir/Module.h"
@@ -43,6 +44,7 @@ bool rows_follow_on(const StridedView& v) {
 // (stride 0), and batch dims merge while A, B and C all step through them as through one dim,
 // to at most two.
 std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<StridedView>& buffers,
+                                                           const std::vector<RoutineAttribute>&,
                                                            std::string* error) {
   const StridedView& a = buffers[0];
   const StridedView& b = buffers[1];
@@ -123,8 +125,9 @@ std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<Str
 // blas.sgemm and cublas.sgemm through strides: dsc.sgemm's scalars, each operand a matrix the
 // BLAS library reads as itself or transposed (one of its two strides 1).
 std::optional<std::vector<Expr>> blas_strided_sgemm_scalar_args(
-    const std::vector<StridedView>& buffers, std::string* error) {
-  std::optional<std::vector<Expr>> s = strided_sgemm_scalar_args(buffers, error);
+    const std::vector<StridedView>& buffers, const std::vector<RoutineAttribute>& attributes,
+    std::string* error) {
+  std::optional<std::vector<Expr>> s = strided_sgemm_scalar_args(buffers, attributes, error);
   if (!s) return std::nullopt;
   for (auto [row, col] : {std::pair<size_t, size_t>{kARow, kACol}, {kBRow, kBCol}})
     if (!same((*s)[row], 1) && !same((*s)[col], 1)) {
@@ -140,6 +143,7 @@ std::optional<std::vector<Expr>> blas_strided_sgemm_scalar_args(
 // and the rows; the chain's are the first product's (batch, inner, m, n, k, then A's and B's
 // five), then the second's n and D's five, then C's four.
 std::optional<std::vector<Expr>> sgemm_chain_scalar_args(const std::vector<StridedView>& buffers,
+                                                         const std::vector<RoutineAttribute>&,
                                                          std::string* error) {
   const StridedView& a = buffers[0];
   const StridedView& b = buffers[1];
@@ -152,9 +156,9 @@ std::optional<std::vector<Expr>> sgemm_chain_scalar_args(const std::vector<Strid
   std::vector<Expr> p_shape(a.shape.begin(), a.shape.end() - 1);
   p_shape.push_back(b.shape.back());
   const StridedView p = dense_view(p_shape);
-  std::optional<std::vector<Expr>> first = strided_sgemm_scalar_args({a, b, p}, error);
+  std::optional<std::vector<Expr>> first = strided_sgemm_scalar_args({a, b, p}, {}, error);
   if (!first) return std::nullopt;
-  std::optional<std::vector<Expr>> second = strided_sgemm_scalar_args({p, d, c}, error);
+  std::optional<std::vector<Expr>> second = strided_sgemm_scalar_args({p, d, c}, {}, error);
   if (!second) return std::nullopt;
   // Where one product's batch dims merged into one and the other's did not, the merged one
   // steps through the other's two (product i at i times its stride either way).
@@ -188,17 +192,72 @@ std::optional<std::vector<Expr>> sgemm_chain_scalar_args(const std::vector<Strid
   return out;
 }
 
+// cudnn.conv2d: NCHW input, OIHW weights and NCHW result, each dense (cuDNN's packed NCHW),
+// and the attributes stride, padding, dilation (each [h, w]) and groups ([g]). Whether the
+// sizes agree (C = groups * the weights' in-channels, the result's height and width those of
+// the window) is the op's typing's, and the runtime checks it again before calling cuDNN.
+std::optional<std::vector<Expr>> conv2d_scalar_args(const std::vector<StridedView>& buffers,
+                                                    const std::vector<RoutineAttribute>& attributes,
+                                                    std::string* error) {
+  for (const StridedView& v : buffers) {
+    if (v.shape.size() != 4) {
+      *error = "the convolution's input, weights and result are rank-4 (NCHW, OIHW, NCHW)";
+      return std::nullopt;
+    }
+    const StridedView dense = dense_view(v.shape);
+    bool is_dense = same(v.offset, 0);
+    for (size_t d = 0; d < 4; ++d) is_dense = is_dense && same(v.strides[d], dense.strides[d]);
+    if (!is_dense) {
+      *error = "cuDNN reads and writes dense NCHW tensors";
+      return std::nullopt;
+    }
+  }
+  // name, how many values, the least value.
+  const struct {
+    const char* name;
+    size_t count;
+    int64_t least;
+  } wanted[] = {{"stride", 2, 1}, {"padding", 2, 0}, {"dilation", 2, 1}, {"groups", 1, 1}};
+  if (attributes.size() != std::size(wanted)) {
+    *error = "the convolution takes the attributes stride, padding, dilation and groups";
+    return std::nullopt;
+  }
+  std::vector<int64_t> values;
+  for (size_t i = 0; i < std::size(wanted); ++i) {
+    const RoutineAttribute& a = attributes[i];
+    if (a.name != wanted[i].name || a.values.size() != wanted[i].count) {
+      *error = std::string("attribute ") + std::to_string(i + 1) + " of the convolution is " +
+               wanted[i].name + " = [" + (wanted[i].count == 2 ? "h, w" : "g") + "]";
+      return std::nullopt;
+    }
+    for (int64_t v : a.values) {
+      if (v < wanted[i].least) {
+        *error = std::string("the convolution's ") + wanted[i].name + " must be at least " +
+                 std::to_string(wanted[i].least) + ", not " + std::to_string(v);
+        return std::nullopt;
+      }
+      values.push_back(v);
+    }
+  }
+  const StridedView &x = buffers[0], &w = buffers[1], &y = buffers[2];
+  // values: stride h, w, padding h, w, dilation h, w, groups.
+  return std::vector<Expr>{x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.shape[0],
+                           w.shape[2], w.shape[3], y.shape[2], y.shape[3], values[6],
+                           values[0],  values[1],  values[2],  values[3],  values[4],
+                           values[5]};
+}
+
 } // namespace
 
-static_assert(kSgemmScalars == 19 && kSgemmChainScalars == 25,
+static_assert(kSgemmScalars == 19 && kSgemmChainScalars == 25 && kConv2dScalars == 16,
               "the GEMM scalar tables (LibraryRoutine.h) match ir/LibraryRoutines.def");
 
 const std::vector<LibraryRoutine>& all_library_routines() {
   static const std::vector<LibraryRoutine> routines = {
 #define DSC_LIBRARY_ROUTINE(symbol, target, runtime_function, epilogue_function, views, buffers, \
-                            scalars, dtype, scalar_args, summary)                                \
-  {symbol, TargetKind::target, runtime_function, epilogue_function, views,                       \
-   buffers, scalars,           DType::dtype,     scalar_args,       summary},
+                            scalars, dtype, scalar_args, attributes, summary)                    \
+  {symbol,  TargetKind::target, runtime_function, epilogue_function, views,                      \
+   buffers, scalars,            DType::dtype,     scalar_args,       attributes, summary},
 #include "ir/LibraryRoutines.def"
   };
   return routines;
@@ -264,6 +323,27 @@ std::string epilogue_mismatch(const ExternFunc& ext, const PrimFunc& prim) {
   if (prim_signature_symbols(prim).size() > kMaxEpilogueSymbols)
     return "the epilogue takes more than " + std::to_string(kMaxEpilogueSymbols) + " symbols";
   return "";
+}
+
+std::vector<std::string> routine_attribute_names(const LibraryRoutine& routine) {
+  std::vector<std::string> names;
+  std::string_view rest = routine.attributes;
+  while (!rest.empty()) {
+    const size_t space = rest.find(' ');
+    if (space != 0) names.emplace_back(rest.substr(0, space));
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  }
+  return names;
+}
+
+std::string routine_attributes_wanted(const std::vector<std::string>& names) {
+  if (names.empty()) return "no attributes";
+  std::string out = names.size() == 1 ? "the attribute " : "the attributes ";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out;
 }
 
 const LibraryRoutine* find_library_routine(std::string_view symbol) {

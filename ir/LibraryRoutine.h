@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/RoutineAttribute.h"
 #include "ir/StridedView.h"
 #include "ir/Target.h"
 #include "ir/Type.h"
@@ -16,10 +17,11 @@
 namespace dsc::ir {
 
 // The scalar arguments of one call, from how it reads its operands and results (in the
-// routine's buffer order: each buffer's shape, or its strided view); nullopt with `*error` set
-// when they are not ones the routine takes.
+// routine's buffer order: each buffer's shape, or its strided view) and the extern's
+// attributes; nullopt with `*error` set when they are not ones the routine takes.
 using ScalarArgsFn = std::optional<std::vector<symbolic::Expr>> (*)(
-    const std::vector<StridedView>& buffers, std::string* error);
+    const std::vector<StridedView>& buffers, const std::vector<RoutineAttribute>& attributes,
+    std::string* error);
 
 struct LibraryRoutine {
   const char* symbol;           // "blas.sgemm"
@@ -31,6 +33,7 @@ struct LibraryRoutine {
   int scalars;                  // int64 arguments after the buffers
   DType dtype;                  // of every buffer
   ScalarArgsFn scalar_args;
+  const char* attributes;       // the attributes it takes, in order, space-separated ("" for none)
   const char* summary;
 
   // The buffers before the result: the operands (an epilogue's inputs follow them).
@@ -40,6 +43,20 @@ struct LibraryRoutine {
   // first), which is dense whatever view the result is written through.
   bool epilogue_on_result() const { return operands() == 2; }
 };
+
+// cudnn.conv2d's scalars (runtime/HostABI.h, dsc_rt_cudnn_conv2d_f32): the input's N, C, H, W,
+// the weights' out-channels and window, the result's height and width, then the attributes:
+// groups, stride, padding and dilation, each (h, w) but groups.
+enum Conv2dScalar : size_t {
+  kConvN, kConvC, kConvH, kConvW, kConvO, kConvKH, kConvKW, kConvOH, kConvOW,
+  kConvGroups, kConvStrideH, kConvStrideW, kConvPadH, kConvPadW, kConvDilationH, kConvDilationW,
+  kConv2dScalars
+};
+
+// A routine's attribute names, in order (its table's `attributes`).
+std::vector<std::string> routine_attribute_names(const LibraryRoutine& routine);
+// "the attributes stride, padding, dilation and groups", "no attributes": for diagnostics.
+std::string routine_attributes_wanted(const std::vector<std::string>& names);
 
 // An epilogue (`extern fn ... = "symbol" epilogue PRIM`, for a routine with an
 // epilogue_function) is a prim over a block of rows of the routine's result, which the routine

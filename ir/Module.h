@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/IR.h"
+#include "ir/RoutineAttribute.h"
 #include "ir/StridedView.h"
 
 namespace dsc::ir {
@@ -78,6 +79,8 @@ struct ExternFunc : RefCounted {
   Type ret_type;
   std::vector<WhereClause> where;
   std::string symbol; // "blas.sgemm"
+  // The routine's attributes, in the order its table names them (none for most routines).
+  std::vector<RoutineAttribute> attributes;
   // Per parameter, empty or how the routine reads the buffer passed (ir/StridedView.h); all
   // empty or one entry per parameter.
   std::vector<std::optional<StridedView>> views;

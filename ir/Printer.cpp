@@ -827,6 +827,20 @@ private:
   bool strict_;
 };
 
+// `(stride = [2, 2], padding = [1, 1])`, or nothing when there are none.
+std::string routine_attributes_text(const std::vector<RoutineAttribute>& attributes) {
+  if (attributes.empty()) return "";
+  std::string out = "(";
+  for (size_t i = 0; i < attributes.size(); ++i) {
+    if (i) out += ", ";
+    out += attributes[i].name + " = [";
+    for (size_t k = 0; k < attributes[i].values.size(); ++k)
+      out += (k ? ", " : "") + std::to_string(attributes[i].values[k]);
+    out += "]";
+  }
+  return out + ")";
+}
+
 void print_extern_to(std::string& out, const ExternFunc& e) {
   TypePrinter sig(/*signature=*/true);
   PrintOptions options;
@@ -840,7 +854,7 @@ void print_extern_to(std::string& out, const ExternFunc& e) {
   out += ")";
   if (!e.ret_type.is_unknown()) out += " -> " + TypePrinter(false).type(e.ret_type);
   if (e.result_view) out += " " + view_text(*e.result_view);
-  std::string binding = quote(e.symbol);
+  std::string binding = quote(e.symbol) + routine_attributes_text(e.attributes);
   if (!e.epilogue.empty()) binding += " epilogue " + e.epilogue;
   if (!e.epilogue_first_row.empty()) binding += " first_row " + e.epilogue_first_row;
   if (e.where.empty()) {

@@ -131,7 +131,7 @@ public:
 
   bool ext(const ExternFunc& a, const ExternFunc& b) {
     if (a.name != b.name || a.symbol != b.symbol || a.epilogue != b.epilogue ||
-        a.epilogue_first_row != b.epilogue_first_row ||
+        a.epilogue_first_row != b.epilogue_first_row || a.attributes != b.attributes ||
         a.params.size() != b.params.size())
       return false;
     for (size_t i = 0; i < a.params.size(); ++i)
@@ -443,6 +443,12 @@ private:
     str(e.symbol);
     str(e.epilogue);
     str(e.epilogue_first_row);
+    mix(e.attributes.size());
+    for (const RoutineAttribute& a : e.attributes) {
+      str(a.name);
+      mix(a.values.size());
+      for (int64_t v : a.values) mix(static_cast<size_t>(v));
+    }
     mix(e.params.size());
     for (const VarRef& p : e.params)
       param(p);

@@ -505,6 +505,15 @@ void verify_extern(const ExternFunc& e, const Module& m, Reporter& r) {
     r.error(std::to_string(e.views.size()) + " views for " + std::to_string(e.params.size()) +
             " parameters");
   const LibraryRoutine* routine = find_library_routine(e.symbol);
+  if (routine || !e.attributes.empty()) {
+    std::vector<std::string> names;
+    for (const RoutineAttribute& a : e.attributes) names.push_back(a.name);
+    const std::vector<std::string> wanted =
+        routine ? routine_attribute_names(*routine) : std::vector<std::string>{};
+    if (names != wanted)
+      r.error("routine \"" + e.symbol + "\" takes " + routine_attributes_wanted(wanted) +
+              ", but the extern gives " + routine_attributes_wanted(names));
+  }
   for (size_t i = 0; i < e.views.size() && i < e.params.size(); ++i) {
     if (!e.views[i]) continue;
     if (!routine || !routine->views)

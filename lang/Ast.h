@@ -194,6 +194,12 @@ struct Param {
   std::shared_ptr<ParamView> view; // an extern's operand read in place, or null
 };
 
+// `stride = [2, 2]` after an extern's routine (ir::RoutineAttribute).
+struct RoutineAttribute {
+  Ident name;
+  std::vector<int64_t> values;
+};
+
 enum class DeclKind : uint8_t { Import, Fn, Prim, Extern };
 
 struct Decl {
@@ -209,6 +215,7 @@ struct Decl {
   std::unique_ptr<Block> body; // Fn, Prim
   std::string symbol;          // Extern: "blas.sgemm"
   SourceLoc symbol_loc;
+  std::vector<RoutineAttribute> attributes; // Extern: `= "cudnn.conv2d"(stride = [2, 2])`
   Ident epilogue;              // Extern: the prim the routine runs on finished rows, if any
   Ident epilogue_first_row;    // Extern: the epilogue's symbol for a block's first row, if any
 };

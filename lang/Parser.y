@@ -282,6 +282,10 @@ ExprPtr compare(ParseDriver& drv, Op op, const ast::Span& at, ExprPtr a, ExprPtr
 %nterm <std::string> qualname
 %nterm <std::vector<ast::Arg>> args arg_list
 %nterm <ast::Arg> arg
+%nterm <std::vector<ast::RoutineAttribute>> routine_attributes_opt routine_attribute_list
+%nterm <ast::RoutineAttribute> routine_attribute
+%nterm <std::vector<int64_t>> attribute_ints
+%nterm <int64_t> attribute_int
 
 // Loosest first. Comparisons chain (make_compare), so left association is what builds a chain.
 // The %left levels restate support/Precedence.h, which the printers read; PrecedenceTest checks
@@ -368,7 +372,7 @@ extern_decl:
   ;
 
 extern_head:
-    "extern" "fn" Ident "(" params ")" "->" extern_ret where_opt "=" String {
+    "extern" "fn" Ident "(" params ")" "->" extern_ret where_opt "=" String routine_attributes_opt {
       $$ = make_decl(ast::DeclKind::Extern, @1, std::move($3), @3);
       $$->params = std::move($5);
       $$->has_ret = true;
@@ -377,7 +381,37 @@ extern_head:
       $$->where = std::move($9);
       $$->symbol = std::move($11);
       $$->symbol_loc = @11.begin;
+      $$->attributes = std::move($12);
     }
+  ;
+
+// The routine's attributes: `(stride = [2, 2], padding = [1, 1])`.
+routine_attributes_opt:
+    %empty                              { }
+  | "(" routine_attribute_list ")"      { $$ = std::move($2); }
+  | "(" routine_attribute_list "," ")"  { $$ = std::move($2); }
+  ;
+
+routine_attribute_list:
+    routine_attribute                             { $$ = one(std::move($1)); }
+  | routine_attribute_list "," routine_attribute  { $$ = append(std::move($1), std::move($3)); }
+  ;
+
+routine_attribute:
+    Ident "=" "[" attribute_ints "]" {
+      $$.name = ast::Ident{std::move($1), @1.begin};
+      $$.values = std::move($4);
+    }
+  ;
+
+attribute_ints:
+    attribute_int                     { $$ = one(std::move($1)); }
+  | attribute_ints "," attribute_int  { $$ = append(std::move($1), std::move($3)); }
+  ;
+
+attribute_int:
+    Int      { $$ = static_cast<int64_t>($1); } // the lexer refuses ints past int64
+  | "-" Int  { $$ = -static_cast<int64_t>($2); }
   ;
 
 // An extern's result, possibly written through a strided view of the buffer it returns.

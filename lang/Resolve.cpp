@@ -108,6 +108,7 @@ public:
   Ref<ir::Function> function(const ast::Decl& d);
   Ref<ir::ExternFunc> external(const ast::Decl& d);
   bool views(const ast::Decl& d, ir::ExternFunc& ext);
+  bool attributes(const ast::Decl& d, ir::ExternFunc& ext);
 
 private:
   enum class TypeUse { Param, Return, Assertion };
@@ -494,7 +495,39 @@ Ref<ir::ExternFunc> GraphResolver::external(const ast::Decl& d) {
     ok = false;
   }
   ok = views(d, *ext) && ok;
+  ok = attributes(d, *ext) && ok;
   return ok ? e : nullptr;
+}
+
+// An extern's routine attributes: exactly the ones its routine's table names, in that order.
+bool GraphResolver::attributes(const ast::Decl& d, ir::ExternFunc& ext) {
+  const ir::LibraryRoutine* routine = ir::find_library_routine(d.symbol);
+  const std::vector<std::string> wanted =
+      routine ? ir::routine_attribute_names(*routine) : std::vector<std::string>{};
+  const std::string listed = ir::routine_attributes_wanted(wanted);
+  bool ok = true;
+  if (!routine && !d.attributes.empty()) {
+    diags_.error(d.attributes[0].name.loc, "\"" + d.symbol + "\" is no library routine dsc "
+                                           "knows, so nothing takes this attribute "
+                                           "(ir/LibraryRoutines.def lists the routines)");
+    return false;
+  }
+  for (size_t i = 0; i < d.attributes.size(); ++i) {
+    const ast::RoutineAttribute& a = d.attributes[i];
+    if (i >= wanted.size() || a.name.name != wanted[i]) {
+      diags_.error(a.name.loc, "routine \"" + d.symbol + "\" takes " + listed + ", not '" +
+                                   a.name.name + "' here");
+      ok = false;
+      continue;
+    }
+    ext.attributes.push_back({a.name.name, a.values});
+  }
+  if (ok && d.attributes.size() < wanted.size()) {
+    diags_.error(d.symbol_loc, "routine \"" + d.symbol + "\" takes " + listed + "; '" +
+                                   wanted[d.attributes.size()] + "' is missing");
+    ok = false;
+  }
+  return ok;
 }
 
 // An extern's strided views (ir/StridedView.h), for a routine that reads them: its operands'

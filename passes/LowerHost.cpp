@@ -626,7 +626,7 @@ private:
       }
     }
     std::string error;
-    std::optional<std::vector<Expr>> ints = routine.scalar_args(layouts, &error);
+    std::optional<std::vector<Expr>> ints = routine.scalar_args(layouts, ext.attributes, &error);
     if (!ints) return fail(call.loc, error);
     HostStep step;
     step.kind = HostStep::Kind::Library;

@@ -238,6 +238,17 @@ int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm,
                                 int64_t b_row, int64_t b_col, int64_t c_offset, int64_t c_outer,
                                 int64_t c_inner, int64_t c_row);
 
+/* Library routine "cudnn.conv2d": y = conv2d(x, w) through cuDNN (libcudnn.so.9, loaded with
+ * dlopen) on the call's stream; x is NCHW, w OIHW, y NCHW, all dense. The scalars are
+ * ir/LibraryRoutine.h's Conv2dScalar: the input's N, C, H, W, the weights' O, KH, KW, the
+ * result's OH, OW, then groups, stride, padding and dilation (each h, w but groups). 0, or 1
+ * with an error recorded. */
+int32_t dsc_rt_cudnn_conv2d_f32(dsc_call* call, const float* x, const float* w, float* y,
+                                int64_t n, int64_t c, int64_t h, int64_t width, int64_t o,
+                                int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t groups,
+                                int64_t stride_h, int64_t stride_w, int64_t pad_h, int64_t pad_w,
+                                int64_t dilation_h, int64_t dilation_w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -106,6 +106,8 @@ struct LibraryCall {
   // Empty, or the view through which the routine writes its result into the buffer of the
   // call's type (fuse writes a product straight into the layout of a permute that reads it).
   std::optional<ir::StridedView> result_view;
+  // The routine's attributes (ir/RoutineAttribute.h: a convolution's stride, ...).
+  std::vector<ir::RoutineAttribute> attributes;
 };
 
 // One step of a stitched group (fuse's output, passes/legalize/Fuse.h, or argmax's and

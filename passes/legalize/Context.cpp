@@ -156,8 +156,14 @@ std::string FnContext::library_extern(const std::string& symbol, const std::vect
                                       const ir::Type& result, const std::string& epilogue,
                                       const std::string& epilogue_first_row,
                                       const std::vector<std::optional<ir::StridedView>>& views,
-                                      const std::optional<ir::StridedView>& result_view) {
+                                      const std::optional<ir::StridedView>& result_view,
+                                      const std::vector<ir::RoutineAttribute>& attributes) {
   std::string key = symbol + ":" + epilogue + ":" + epilogue_first_row + ":";
+  for (const ir::RoutineAttribute& a : attributes) {
+    key += a.name + "=";
+    for (int64_t v : a.values) key += std::to_string(v) + " ";
+  }
+  key += ":";
   for (size_t k = 0; k < args.size(); ++k) {
     key += ir::to_string(args[k]);
     if (k < views.size() && views[k]) key += " " + ir::view_text(*views[k]);
@@ -174,6 +180,7 @@ std::string FnContext::library_extern(const std::string& symbol, const std::vect
     e->params.push_back(ir::Var::make(std::string(1, static_cast<char>('a' + k)), args[k]));
   e->ret_type = result;
   e->symbol = symbol;
+  e->attributes = attributes;
   e->epilogue = epilogue;
   e->epilogue_first_row = epilogue_first_row;
   e->result_view = result_view;

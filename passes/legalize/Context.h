@@ -87,14 +87,15 @@ public:
   // The module legalize is building.
   const ir::Module& module() const { return out_; }
   // The extern bound to library routine `symbol` ("blas.sgemm") with this signature, strided
-  // views of its parameters (none when empty) and of its result (none when empty), and
-  // epilogue prim (none when empty) with its first-row symbol (none when empty), named
+  // views of its parameters (none when empty) and of its result (none when empty), routine
+  // attributes, and epilogue prim (none when empty) with its first-row symbol (none when empty), named
   // `<fn>_<routine>_<n>` ("sgemm") and added on first use; its name.
   std::string library_extern(const std::string& symbol, const std::vector<ir::Type>& args,
                              const ir::Type& result, const std::string& epilogue = "",
                              const std::string& epilogue_first_row = "",
                              const std::vector<std::optional<ir::StridedView>>& views = {},
-                             const std::optional<ir::StridedView>& result_view = std::nullopt);
+                             const std::optional<ir::StridedView>& result_view = std::nullopt,
+                             const std::vector<ir::RoutineAttribute>& attributes = {});
 
   // Inserts `let NAME = value` before the binding being lowered; returns the var.
   ir::Expr insert_binding(std::string_view hint, ir::Expr value, const ir::Type& type);

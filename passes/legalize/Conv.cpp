@@ -2,6 +2,8 @@
 // (in f32 for f16/bf16) over the group's input channels and the kernel window of input times
 // weight. On a padded axis the reduction's condition requires the input row (column) to be
 // inside the image; an unpadded one never leaves it, by the output size's definition.
+// On a target that offers cudnn.conv2d (CUDA), an f32 convolution is a library call of it
+// instead, with stride, padding, dilation and groups as the routine's attributes.
 
 #include "passes/legalize/DescBuilder.h"
 #include "passes/legalize/Families.h"
@@ -9,8 +11,37 @@
 
 namespace dsc::passes::lowering {
 
+namespace {
+
+constexpr const char* kConvRoutine = "cudnn.conv2d";
+
+std::optional<ComputeDesc> library(const ir::BoundArgs& args, const ir::Type& type,
+                                   FnContext& ctx) {
+  if (!ctx.pass().target.offers(kConvRoutine) || type.dtype != DType::F32 ||
+      args.types[0].weak || args.types[1].weak || !args[0].is<ir::Var>() ||
+      !args[1].is<ir::Var>())
+    return std::nullopt;
+  auto [sh, sw] = int_pair_arg(args, 2);
+  auto [ph, pw] = int_pair_arg(args, 3);
+  auto [dh, dw] = int_pair_arg(args, 4);
+  const int64_t groups = std::get<int64_t>(args[5].as<ir::Literal>()->value);
+  ComputeDesc desc(NameSet(ctx.symbols()));
+  desc.kind = ComputeDesc::Kind::Library;
+  desc.op = ir::op_name(ir::OpId::conv2d);
+  desc.type = type;
+  desc.library = LibraryCall{kConvRoutine, {args[0], args[1]}, nullptr, {}, std::nullopt, {}};
+  desc.library.attributes = {{"stride", {sh, sw}},
+                             {"padding", {ph, pw}},
+                             {"dilation", {dh, dw}},
+                             {"groups", {groups}}};
+  return desc;
+}
+
+} // namespace
+
 std::optional<ComputeDesc> describe_conv(const ir::Call&, const ir::BoundArgs& args,
                                          const ir::Type& type, FnContext& ctx) {
+  if (std::optional<ComputeDesc> call = library(args, type, ctx)) return call;
   DescBuilder db(ctx, ir::op_name(ir::OpId::conv2d));
   Operand x = db.input(args[0], "x"), w = db.input(args[1], "w");
   db.output(type, "out");

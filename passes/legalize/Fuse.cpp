@@ -410,7 +410,7 @@ private:
                                        ? *call.views[a]
                                        : ir::dense_view(call.args[a]->type.shape));
       layouts.push_back(call.result_view.value_or(ir::dense_view(c.desc->type.shape)));
-      if (std::string why; !routine->scalar_args(layouts, &why)) {
+      if (std::string why; !routine->scalar_args(layouts, call.attributes, &why)) {
         refuse(items_[chain.front()], c, "the routine cannot read the operand in place: " + why);
         continue;
       }
@@ -889,7 +889,7 @@ private:
                             ? *library.views[a]
                             : ir::dense_view(library.args[a]->type.shape));
     layouts.push_back(view);
-    if (why.empty() && !routine->scalar_args(layouts, &why)) {
+    if (why.empty() && !routine->scalar_args(layouts, library.attributes, &why)) {
       refuse(p, c, "the product cannot be written through the map's layout: " + why);
       return;
     }
@@ -1048,7 +1048,7 @@ private:
       layouts.push_back(view_of(merged, a).value_or(ir::dense_view(merged.args[a]->type.shape)));
     layouts.push_back(merged.result_view.value_or(ir::dense_view(c.desc->type.shape)));
     std::string why;
-    std::optional<std::vector<sym::Expr>> scalars = routine->scalar_args(layouts, &why);
+    std::optional<std::vector<sym::Expr>> scalars = routine->scalar_args(layouts, merged.attributes, &why);
     if (!scalars) {
       refuse(p, c, "the products cannot be chained: " + why);
       return;

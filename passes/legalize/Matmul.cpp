@@ -69,7 +69,7 @@ std::optional<ComputeDesc> blas(const ir::BoundArgs& args, const ir::Type& type,
   desc.kind = ComputeDesc::Kind::Library;
   desc.op = ir::op_name(ir::OpId::matmul);
   desc.type = type;
-  desc.library = LibraryCall{routine, {a, b}, nullptr, {}, std::nullopt};
+  desc.library = LibraryCall{routine, {a, b}, nullptr, {}, std::nullopt, {}};
   return desc;
 }
 

@@ -1,11 +1,10 @@
 #include "runtime/cuda/Cublas.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <limits>
-#include <type_traits>
 #include <utility>
+
+#include "runtime/cuda/VendorLibrary.h"
 
 namespace dsc::runtime::cuda {
 
@@ -181,47 +180,21 @@ struct Loaded {
 
 Loaded load_api() {
   Loaded out;
-  const char* candidates[] = {"libcublas.so.13", "libcublas.so.12",
-                              "/usr/local/cuda/lib64/libcublas.so.13",
-                              "/usr/local/cuda/lib64/libcublas.so.12", "libcublas.so"};
-  void* library = nullptr;
-  std::string tried;
-  for (const char* name : candidates) {
-    dlerror();
-    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (library) {
-      out.api.library = name;
-      break;
-    }
-    const char* reason = dlerror();
-    tried += std::string(tried.empty() ? "" : "; ") + (reason ? reason : name);
-  }
-  if (!library) {
-    out.error =
-        "cuBLAS cannot be loaded (put libcublas.so.13 or .so.12 on the library path): " + tried;
-    return out;
-  }
+  VendorLibrary library({"libcublas.so.13", "libcublas.so.12",
+                         "/usr/local/cuda/lib64/libcublas.so.13",
+                         "/usr/local/cuda/lib64/libcublas.so.12", "libcublas.so"},
+                        "cuBLAS", "put libcublas.so.13 or .so.12 on the library path");
   Cublas::Api& a = out.api;
-  const char* missing = nullptr;
-  auto need = [&](const char* name, auto* slot) {
-    void* symbol = dlsym(library, name);
-    *slot = reinterpret_cast<std::remove_reference_t<decltype(*slot)>>(symbol);
-    if (!symbol && !missing) missing = name;
-  };
-  need("cublasCreate_v2", &a.create);
-  need("cublasDestroy_v2", &a.destroy);
-  need("cublasSetStream_v2", &a.set_stream);
-  need("cublasSetMathMode", &a.set_math_mode);
-  need("cublasSgemmStridedBatched", &a.sgemm_strided_batched);
-  if (missing) {
-    out.error = a.library + " lacks " + missing;
-    return out;
-  }
+  library.find("cublasCreate_v2", &a.create);
+  library.find("cublasDestroy_v2", &a.destroy);
+  library.find("cublasSetStream_v2", &a.set_stream);
+  library.find("cublasSetMathMode", &a.set_math_mode);
+  library.find("cublasSgemmStridedBatched", &a.sgemm_strided_batched);
   // Since cuBLAS 11.4; messages fall back to the number without them.
-  a.status_name =
-      reinterpret_cast<const char* (*)(cublasStatus)>(dlsym(library, "cublasGetStatusName"));
-  a.status_string =
-      reinterpret_cast<const char* (*)(cublasStatus)>(dlsym(library, "cublasGetStatusString"));
+  library.find("cublasGetStatusName", &a.status_name, false);
+  library.find("cublasGetStatusString", &a.status_string, false);
+  a.library = library.name();
+  out.error = library.error();
   return out;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The device that runs the CUDA side of models built with `--target=cuda`: a GPU through the
-// driver API (GpuDevice.h, libcuda.so.1 and libcublas loaded with dlopen), or the block
+// driver API (GpuDevice.h, libcuda.so.1, libcublas and libcudnn loaded with dlopen), or the block
 // emulator (Emulator.h: the same CUDA C compiled for the CPU, one fiber per GPU thread, with
 // barriers and shared memory intact) when DSC_CUDA_EMULATE=1. The dsc_rt_cuda_* functions of
 // HostABI.h, device arenas and outputs, and the C API's copies all go through it.
@@ -20,6 +20,14 @@ enum class CopyKind : uint8_t { HostToDevice, DeviceToHost, DeviceToDevice };
 
 // HostABI.h's strided product, as cublas.sgemm takes it.
 using runtime::StridedSgemm;
+
+// HostABI.h's convolution, as cudnn.conv2d takes it (ir/LibraryRoutine.h: Conv2dScalar): the
+// input's N, C, H, W, the weights' O, KH, KW, the result's OH, OW, then groups, stride,
+// padding and dilation.
+struct Conv2d {
+  int64_t n, c, h, w, o, kh, kw, oh, ow;
+  int64_t groups, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+};
 
 struct LaunchShape {
   int64_t grid[3] = {1, 1, 1};
@@ -53,6 +61,9 @@ public:
   // device memory.
   virtual bool sgemm(const float* a, const float* b, float* c, const StridedSgemm& product,
                      std::string* error) = 0;
+  // y = conv2d(x, w), NCHW and OIHW, dense, on device memory.
+  virtual bool conv2d(const float* x, const float* w, float* y, const Conv2d& conv,
+                      std::string* error) = 0;
   // How many threads the device keeps resident at once (its multiprocessors times the threads
   // each holds): the host's launch rules compare a grid's threads with it (CudaSource.h).
   virtual int64_t resident_threads() const = 0;

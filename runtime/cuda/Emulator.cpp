@@ -1,6 +1,7 @@
 #include "runtime/cuda/Emulator.h"
 
 #include "runtime/cuda/Cublas.h"
+#include "runtime/cuda/Cudnn.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -349,6 +350,15 @@ public:
     SgemmPlan plan;
     if (!plan_sgemm(p, &plan, error)) return false;
     call_strided(&dsc_rt_gemm_f32_strided, a, b, c, p);
+    return true;
+  }
+
+  // The same plan as on the GPU, run by loops.
+  bool conv2d(const float* x, const float* w, float* y, const Conv2d& conv,
+              std::string* error) override {
+    Conv2dPlan plan;
+    if (!plan_conv2d(conv, &plan, error)) return false;
+    conv2d_loops(plan, x, w, y);
     return true;
   }
 

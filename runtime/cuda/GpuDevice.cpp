@@ -11,6 +11,7 @@
 #include "runtime/Memory.h"
 #include "runtime/cuda/ChooseImage.h"
 #include "runtime/cuda/Cublas.h"
+#include "runtime/cuda/Cudnn.h"
 
 namespace dsc::runtime::cuda {
 
@@ -327,6 +328,12 @@ bool GpuDevice::launch(dsc_cuda_module* module, const char* kernel, const Launch
   return settle(s, error);
 }
 
+bool GpuDevice::zero(float* p, int64_t floats, CUstream s, std::string* error) {
+  CUresult r = driver_->cuMemsetD32Async(device_pointer(p), 0, static_cast<size_t>(floats), s);
+  if (r != kCudaSuccess) return fail(error, driver_->failed("cuMemsetD32", r));
+  return settle(s, error);
+}
+
 bool GpuDevice::sgemm(const float* a, const float* b, float* c, const StridedSgemm& product,
                       std::string* error) {
   SgemmPlan plan;
@@ -334,15 +341,33 @@ bool GpuDevice::sgemm(const float* a, const float* b, float* c, const StridedSge
   if (plan.action == SgemmPlan::Action::Nothing) return true;
   CUstream s = stream(error);
   if (!s) return false;
-  if (plan.action == SgemmPlan::Action::Zero) {
-    CUresult r = driver_->cuMemsetD32Async(device_pointer(c + plan.offset_c), 0,
-                                           static_cast<size_t>(plan.zero_floats), s);
-    if (r != kCudaSuccess) return fail(error, driver_->failed("cuMemsetD32", r));
-    return settle(s, error);
-  }
+  if (plan.action == SgemmPlan::Action::Zero) return zero(c + plan.offset_c, plan.zero_floats, s, error);
   const Cublas* cublas = Cublas::load(error);
   if (!cublas || !cublas->sgemm(s, plan, a, b, c, error)) return false;
   return settle(s, error);
+}
+
+bool GpuDevice::conv2d(const float* x, const float* w, float* y, const Conv2d& conv,
+                       std::string* error) {
+  Conv2dPlan plan;
+  if (!plan_conv2d(conv, &plan, error)) return false;
+  if (plan.action == Conv2dPlan::Action::Nothing) return true;
+  CUstream s = stream(error);
+  if (!s) return false;
+  if (plan.action == Conv2dPlan::Action::Zero) return zero(y, plan.zero_floats, s, error);
+  const Cudnn* cudnn = Cudnn::load(error);
+  Cudnn::Choice choice;
+  if (!cudnn || !cudnn->choose(s, plan, &choice, error)) return false;
+  void* workspace = nullptr;
+  if (choice.workspace_bytes > 0) {
+    workspace = allocate(choice.workspace_bytes, "cuDNN's workspace", error);
+    if (!workspace) return false;
+  }
+  bool ok = cudnn->forward(s, plan, choice, x, w, y, workspace, error);
+  // Without the stream-ordered allocator, release() frees at once: wait for the convolution.
+  if (workspace && !pools_) ok = driver_->cuStreamSynchronize(s) == kCudaSuccess && ok;
+  release(workspace);
+  return ok && settle(s, error);
 }
 
 bool GpuDevice::synchronize(std::string* error) {

@@ -14,7 +14,7 @@
 //   the image choose_image (ChooseImage.h) picks; the functions are cached by kernel name.
 //   A module stays loaded for the life of the process. Kernels that need more than 48 KiB of
 //   dynamic shared memory get the opt-in attribute on first use.
-// - DSC_CUDA_SYNC=1 waits for the stream after every launch, copy and sgemm, so that an
+// - DSC_CUDA_SYNC=1 waits for the stream after every launch, copy, sgemm and conv2d, so that an
 //   asynchronous error is reported by the operation that raised it.
 //
 // There is one GpuDevice per process (cuda::device() makes it).
@@ -44,6 +44,9 @@ public:
               std::string* error) override;
   bool sgemm(const float* a, const float* b, float* c, const StridedSgemm& product,
              std::string* error) override;
+  // cuDNN's workspace comes from allocate() and goes back after the call, stream-ordered.
+  bool conv2d(const float* x, const float* w, float* y, const Conv2d& conv,
+              std::string* error) override;
   // *error is the asynchronous error itself: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory
   // access was encountered".
   bool synchronize(std::string* error) override;
@@ -60,6 +63,8 @@ private:
   bool bind(std::string* error);
   // The calling thread's stream, made on first use.
   CUstream stream(std::string* error);
+  // Zeroes `floats` floats at p on `s` (a library call with nothing to sum), then settles.
+  bool zero(float* p, int64_t floats, CUstream s, std::string* error);
   // After an operation: with DSC_CUDA_SYNC=1, waits for it.
   bool settle(CUstream stream, std::string* error);
   LoadedModule* load(dsc_cuda_module* module, std::string* error);

@@ -27,4 +27,5 @@ check() { # MODEL SHAPE
 }
 for shape in B=1,S=1 B=2,S=7 B=3,S=61 B=1,S=384; do check bert_layer "$shape"; done
 for shape in B=1 B=13 B=257; do check mlp "$shape"; done
+for shape in N=1,H=2,W=2 N=2,H=13,W=7 N=3,H=61,W=32; do check conv_block "$shape"; done
 exit $status

@@ -11,7 +11,8 @@
 #       of it. With --baseline, DSCC (the dscc of another revision) also builds the same
 #       models into .gpu/old/, and `run` times them beside the new ones.
 #   tools/scripts/gpu_check.sh run [ARGS...]       (on the GPU machine, from the repo root with
-#       .gpu/ beside it) checks every packed model against PyTorch on the GPU and times the
+#       .gpu/ beside it) checks every packed model against PyTorch on the GPU (the convolution
+#       block against the CPU's outputs packed with it) and times the
 #       BERT layer (bench/gpu/run.py) and the GPT-2 decode step
 #       (bench/gpu/decode.py) against PyTorch eager and torch.compile, and softmax and layer
 #       norm against the GPU's copy bandwidth (bench/gpu/row_kernels.py: 131072 rows, then 8 rows,
@@ -26,6 +27,14 @@
 # `tools/scripts/gpu_check.sh run` there with `.gpu` carried (docs/cuda.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+# Where cuDNN is when /usr/local/cuda has none: PyTorch's wheel (nvidia/cudnn/lib), followed by
+# a colon; nothing when neither has it (a convolution then fails with cuDNN's load error).
+cudnn_dir() {
+  [ -e /usr/local/cuda/lib64/libcudnn.so.9 ] && return 0
+  python3 -c 'import os, nvidia.cudnn as c; print(os.path.join(list(c.__path__)[0], "lib") + ":", end="")' \
+    2>/dev/null || true
+}
 
 case "${1:-}" in
 pack)
@@ -51,12 +60,18 @@ pack)
     esac
   done
   build_models() { # DSCC DIR
-    for model in bert_layer mlp gpt_decode; do
+    for model in bert_layer mlp gpt_decode conv_block; do
       "$1" build --target=cuda "examples/$model.dsc" -o "$2/${model}_cuda.so" -q
     done
     "$1" build --target=cuda bench/cpu/row_kernels.dsc -o "$2/row_kernels_cuda.so" -q
   }
   build_models "$build/tools/dscc/dscc" .gpu
+  # The CPU's outputs of the convolutions (cuDNN on the GPU) at awkward shapes, which `run`
+  # compares the GPU's with (the random weights are the same on both).
+  for shape in N=1,H=2,W=2 N=2,H=13,W=7 N=3,H=61,W=32; do
+    "$build/tools/dscc/dscc" run examples/conv_block.dsc --shape "$shape" --random-weights -q \
+      --output=".gpu/expect/conv_block_${shape//[=,]/_}"
+  done
   if [ -n "$baseline" ]; then
     mkdir -p .gpu/old
     build_models "$baseline" .gpu/old
@@ -79,9 +94,17 @@ pack)
   ;;
 run)
   shift
-  export LD_LIBRARY_PATH="$PWD/.gpu/lib:${LD_LIBRARY_PATH:-}"
+  export LD_LIBRARY_PATH="$PWD/.gpu/lib:$(cudnn_dir)${LD_LIBRARY_PATH:-}"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
   .gpu/bin/dsc-run .gpu/mlp_cuda.so --shape B=3 --random-weights
+  # cuDNN's convolutions against the CPU's, then timed at ResNet's image size.
+  for expect in .gpu/expect/conv_block_*; do
+    shape=$(basename "$expect" | sed -E 's/conv_block_N_([0-9]+)_H_([0-9]+)_W_([0-9]+)/N=\1,H=\2,W=\3/')
+    .gpu/bin/dsc-run .gpu/conv_block_cuda.so --shape "$shape" --random-weights -q \
+      --compare-outputs="$expect" --rtol=1e-3 --atol=1e-4 && echo "ok   conv_block at $shape" \
+      || echo "FAIL conv_block at $shape"
+  done
+  .gpu/bin/dsc-run .gpu/conv_block_cuda.so --shape N=8,H=224,W=224 --random-weights --bench=50 -q
   # Awkward shapes first (1, primes), checked against PyTorch on the GPU, then the benchmark.
   python3 bench/gpu/run.py --dsc-run .gpu/bin/dsc-run --model .gpu/bert_layer_cuda.so \
     --shapes 1x1,2x7,3x61,1x512 --runs 3 --warmup 1 --no-compile
@@ -106,7 +129,7 @@ run)
   ;;
 zoo)
   shift
-  export LD_LIBRARY_PATH="$PWD/.gpu/lib:${LD_LIBRARY_PATH:-}"
+  export LD_LIBRARY_PATH="$PWD/.gpu/lib:$(cudnn_dir)${LD_LIBRARY_PATH:-}"
   python3 bench/models/gpu.py --dsc-run .gpu/bin/dsc-run --zoo .gpu/zoo \
     ${OUT:+--json "$OUT/zoo.json"} "$@"
   ;;

@@ -77,13 +77,15 @@ inline Ref<PrimFunc> prim(const std::string& name, std::vector<Buffer> inputs,
 }
 
 inline Ref<ExternFunc> extern_fn(const std::string& name, std::vector<VarRef> params, Type ret,
-                                 const std::string& symbol) {
+                                 const std::string& symbol,
+                                 std::vector<RoutineAttribute> attributes = {}) {
   auto* e = new ExternFunc;
   Ref<ExternFunc> ref(e);
   e->name = name;
   e->params = std::move(params);
   e->ret_type = std::move(ret);
   e->symbol = symbol;
+  e->attributes = std::move(attributes);
   return ref;
 }
 

@@ -55,7 +55,7 @@ TEST(Target, SgemmScalarsFoldBatchesIntoM) {
   std::string error;
   auto args = r->scalar_args({dense_view({sym("B"), sym("S"), 768}), dense_view({768, 64}),
                               dense_view({sym("B"), sym("S"), 64})},
-                             &error);
+                             {}, &error);
   ASSERT_TRUE(args.has_value()) << error;
   ASSERT_EQ(args->size(), static_cast<size_t>(r->scalars));
   EXPECT_EQ(symbolic::to_string((*args)[kBatch]), "1");
@@ -64,12 +64,12 @@ TEST(Target, SgemmScalarsFoldBatchesIntoM) {
   EXPECT_EQ(symbolic::to_string((*args)[kN]), "64");
   EXPECT_FALSE(r->scalar_args(
       {dense_view({sym("B"), 3, 4, 5}), dense_view({sym("B"), 5, 6}), dense_view({sym("B"), 3, 4, 6})},
-      &error));
+      {}, &error));
   EXPECT_EQ(error, "GEMM operands with batch dims of different ranks");
   // A view with neither stride 1 stays a copy: cuBLAS reads a matrix or its transpose.
   StridedView every_other = dense_view({4, 3});
   every_other.strides = {6, 2};
-  EXPECT_FALSE(r->scalar_args({every_other, dense_view({3, 5}), dense_view({4, 5})}, &error));
+  EXPECT_FALSE(r->scalar_args({every_other, dense_view({3, 5}), dense_view({4, 5})}, {}, &error));
   EXPECT_EQ(error, "BLAS reads an operand as a matrix or its transpose, with one of its two strides 1");
 }
 

@@ -470,13 +470,35 @@ TEST(Parser, ExternWithWhere) {
   auto p = parse(R"(
 extern fn conv(x: f32[N, C, H, W], w: f32[K, C, 3, 3]) -> f32[N, K, H, W]
   where H >= 3, W >= 3
-  = "cudnn.conv2d"
+  = "cudnn.conv2d"(stride = [1, 1], padding = [1, 1], dilation = [1, 1], groups = [1])
 )");
   ASSERT_TRUE(p->module) << p->printed();
   Ref<ir::ExternFunc> e = p->module->ext("conv");
   ASSERT_EQ(e->where.size(), 2u);
   EXPECT_EQ(symbolic::to_string(e->where[1].predicate), "3 <= W");
   EXPECT_EQ(e->symbol, "cudnn.conv2d");
+}
+
+// A routine's attributes: lists of ints (a negative one too; the routine's table, not the
+// parser, decides what they may be), named as the table names them, in its order.
+TEST(Parser, ExternRoutineAttributes) {
+  auto p = parse(R"(
+extern fn conv(x: f32[1, 2, 9, 9], w: f32[4, 1, 3, 3]) -> f32[1, 4, 5, 9]
+  = "cudnn.conv2d"(stride = [2, 1], padding = [1, -1], dilation = [1, 2], groups = [2],)
+)");
+  ASSERT_TRUE(p->module) << p->printed();
+  Ref<ir::ExternFunc> e = p->module->ext("conv");
+  ASSERT_EQ(e->attributes.size(), 4u);
+  EXPECT_EQ(e->attributes[0], (ir::RoutineAttribute{"stride", {2, 1}}));
+  EXPECT_EQ(e->attributes[1], (ir::RoutineAttribute{"padding", {1, -1}}));
+  EXPECT_EQ(e->attributes[3], (ir::RoutineAttribute{"groups", {2}}));
+  p = parse(R"(extern fn conv(x: f32[1, 1, 5, 5], w: f32[1, 1, 3, 3]) -> f32[1, 1, 3, 3]
+  = "cudnn.conv2d"(padding = [0, 0], stride = [1, 1], dilation = [1, 1], groups = [1]))");
+  EXPECT_FALSE(p->module);
+  EXPECT_EQ(p->first_error(), "routine \"cudnn.conv2d\" takes the attributes stride, padding, "
+                              "dilation and groups, not 'padding' here");
+  p = parse(R"(extern fn mm(a: f32[2, 3], b: f32[3, 4]) -> f32[2, 4] = "blas.sgemm"(x = []))");
+  EXPECT_FALSE(p->module);
 }
 
 TEST(Parser, ImportsAreRecorded) {

@@ -92,7 +92,7 @@ const char* const kPrograms[] = {
     R"(extern fn sgemm(a: f32[m, k], b: f32[k, n]) -> f32[m, n] = "blas.sgemm"
 extern fn conv(x: f32[N, C, H, W], w: f32[K, C, 3, 3]) -> f32[N, K, H, W]
   where H >= 3, W >= 3
-  = "cudnn.conv2d"
+  = "cudnn.conv2d"(stride = [1, 1], padding = [1, 1], dilation = [1, 1], groups = [1])
 fn use(a: f32[m, k], b: f32[k, n]) { return sgemm(a, b) })",
 };
 

@@ -1,6 +1,6 @@
 // The GPU device (runtime/cuda/GpuDevice.h) on a real GPU: memory and copies, modules of
 // hand-written PTX, launches with large dynamic shared memory, cuBLAS against the CPU's
-// product, and a CUDA function called through call_host_function as built models are. Every
+// product, cuDNN against the emulator's convolution, and a CUDA function called through call_host_function as built models are. Every
 // test is skipped where there is no device; on such a machine the first one checks that the
 // reason is a clean "no CUDA device" message.
 #include <gmock/gmock.h>
@@ -18,6 +18,7 @@
 #include "runtime/HostCall.h"
 #include "runtime/Matmul.h"
 #include "runtime/Model.h"
+#include "runtime/cuda/Cudnn.h"
 #include "runtime/cuda/Device.h"
 #include "runtime/cuda/DeviceTensor.h"
 #include "runtime/dsc_runtime.h"
@@ -272,6 +273,52 @@ TEST(CudaGpu, SgemmMatchesTheCpu) {
     gpu()->release(da);
     gpu()->release(db);
     gpu()->release(dc);
+  }
+}
+
+// cuDNN's convolution (its heuristics' algorithm, its workspace from the device's allocator)
+// against the emulator's loops over the same plan.
+TEST(CudaGpu, Conv2dMatchesTheLoops) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-1, 1);
+  auto out = [](int64_t extent, int64_t pad, int64_t dilation, int64_t window, int64_t stride) {
+    return (extent + 2 * pad - dilation * (window - 1) - 1) / stride + 1;
+  };
+  // n, c, h, w, o, kh, kw, groups, then stride, padding and dilation, each the same along
+  // both dims.
+  struct Case {
+    int64_t n, c, h, w, o, kh, kw, groups, stride, pad, dilation;
+  };
+  for (Case k : {Case{1, 3, 7, 5, 4, 3, 2, 1, 1, 1, 1}, Case{2, 16, 33, 17, 16, 3, 3, 16, 2, 1, 1},
+                 Case{3, 8, 13, 13, 12, 3, 3, 2, 1, 2, 2}, Case{4, 64, 56, 56, 64, 1, 1, 1, 1, 0, 1},
+                 Case{1, 3, 224, 224, 64, 7, 7, 1, 2, 3, 1}}) {
+    cuda::Conv2d conv{k.n,  k.c,      k.h,      k.w,   k.o,   k.kh,       k.kw,
+                      out(k.h, k.pad, k.dilation, k.kh, k.stride),
+                      out(k.w, k.pad, k.dilation, k.kw, k.stride),
+                      k.groups, k.stride, k.stride, k.pad, k.pad, k.dilation, k.dilation};
+    SCOPED_TRACE(std::to_string(k.n) + "x" + std::to_string(k.c) + "x" + std::to_string(k.h) +
+                 "x" + std::to_string(k.w) + " * " + std::to_string(k.o) + "x" +
+                 std::to_string(k.kh) + "x" + std::to_string(k.kw));
+    cuda::Conv2dPlan plan;
+    std::string error;
+    ASSERT_TRUE(cuda::plan_conv2d(conv, &plan, &error)) << error;
+    std::vector<float> x(static_cast<size_t>(k.n * k.c * k.h * k.w));
+    std::vector<float> w(static_cast<size_t>(k.o * (k.c / k.groups) * k.kh * k.kw));
+    for (float& v : x) v = d(rng);
+    for (float& v : w) v = d(rng);
+    std::vector<float> want(static_cast<size_t>(k.n * k.o * conv.oh * conv.ow));
+    cuda::conv2d_loops(plan, x.data(), w.data(), want.data());
+    float* dx = upload(x);
+    float* dw = upload(w);
+    float* dy = upload(std::vector<float>(want.size(), NAN));
+    ASSERT_TRUE(gpu()->conv2d(dx, dw, dy, conv, &error)) << error;
+    std::vector<float> got = download(dy, want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4 * std::max(1.0f, std::fabs(want[i]))) << i;
+    gpu()->release(dx);
+    gpu()->release(dw);
+    gpu()->release(dy);
   }
 }
 
