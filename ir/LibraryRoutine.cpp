@@ -192,6 +192,32 @@ std::optional<std::vector<Expr>> sgemm_chain_scalar_args(const std::vector<Strid
   return out;
 }
 
+// Whether `v` is its shape's dense row-major layout.
+bool is_dense(const StridedView& v) {
+  const StridedView dense = dense_view(v.shape);
+  bool same_layout = same(v.offset, 0);
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    same_layout = same_layout && (same(v.shape[d], 1) || same(v.strides[d], dense.strides[d]));
+  return same_layout;
+}
+
+// cublaslt.sgemm_*: cublas.sgemm's scalars from A, B and C; the bias, the third buffer, is
+// dense and holds one value per column of C (its last dim C's, any other 1).
+std::optional<std::vector<Expr>> lt_sgemm_scalar_args(const std::vector<StridedView>& buffers,
+                                                      const std::vector<RoutineAttribute>& attributes,
+                                                      std::string* error) {
+  const StridedView& bias = buffers[2];
+  const StridedView& c = buffers[3];
+  bool per_column = !bias.shape.empty() && !c.shape.empty() && same(bias.shape.back(), c.shape.back());
+  for (size_t d = 0; per_column && d + 1 < bias.shape.size(); ++d)
+    per_column = same(bias.shape[d], 1);
+  if (!per_column || !is_dense(bias)) {
+    *error = "cuBLASLt's bias is a dense vector of one value per column of the result";
+    return std::nullopt;
+  }
+  return blas_strided_sgemm_scalar_args({buffers[0], buffers[1], c}, attributes, error);
+}
+
 // cudnn.conv2d: NCHW input, OIHW weights and NCHW result, each dense (cuDNN's packed NCHW),
 // and the attributes stride, padding, dilation (each [h, w]) and groups ([g]). Whether the
 // sizes agree (C = groups * the weights' in-channels, the result's height and width those of
@@ -204,10 +230,7 @@ std::optional<std::vector<Expr>> conv2d_scalar_args(const std::vector<StridedVie
       *error = "the convolution's input, weights and result are rank-4 (NCHW, OIHW, NCHW)";
       return std::nullopt;
     }
-    const StridedView dense = dense_view(v.shape);
-    bool is_dense = same(v.offset, 0);
-    for (size_t d = 0; d < 4; ++d) is_dense = is_dense && same(v.strides[d], dense.strides[d]);
-    if (!is_dense) {
+    if (!is_dense(v)) {
       *error = "cuDNN reads and writes dense NCHW tensors";
       return std::nullopt;
     }

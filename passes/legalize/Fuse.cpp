@@ -11,6 +11,7 @@
 #include "ir/OpRegistry.h"
 #include "passes/legalize/ElementRewrite.h"
 #include "passes/legalize/Epilogue.h"
+#include "passes/legalize/VendorEpilogue.h"
 #include "passes/legalize/ReshapeRemap.h"
 #include "passes/legalize/Scalar.h"
 #include "symbolic/Printer.h"
@@ -930,11 +931,14 @@ private:
     }
   }
 
-  // Whether `c` became `p`'s epilogue.
+  // Whether `c` became `p`'s epilogue: a prim the routine runs on each block of rows, or, for a
+  // cublas.sgemm product, a bias and activation cuBLASLt finishes itself (VendorEpilogue.h).
   bool take_as_epilogue(FnItem& c, FnItem& p) {
     const LibraryCall& library = p.desc->library;
     const ir::LibraryRoutine* routine = ir::find_library_routine(library.routine);
-    if (!routine || !routine->epilogue_function || library.epilogue) return false; // none to take
+    const bool vendor = takes_vendor_epilogues(library.routine);
+    if (!routine || (!routine->epilogue_function && !vendor) || library.epilogue)
+      return false; // none to take
     if (library.result_view) {
       refuse(p, c, "the product is written through a strided view, and an epilogue runs on "
                    "dense rows");
@@ -946,6 +950,10 @@ private:
     }
     // What the map, or the stitched group's result, runs over.
     const bool stitched = c.desc->kind == ComputeDesc::Kind::Stitch;
+    if (vendor && stitched) {
+      refuse(p, c, "cuBLASLt finishes a bias and an activation, not a reduction over rows");
+      return false;
+    }
     const std::vector<sym::Expr>& extents = stitched
                                                 ? c.desc->stitch.stages.back().space.extents
                                                 : c.desc->maps.front().space.extents;
@@ -968,6 +976,8 @@ private:
       refuse(p, c, why);
       return false;
     }
+    std::optional<VendorEpilogue> finished;
+    if (vendor && !(finished = vendor_epilogue(c, p, *epilogue))) return false;
     // The result covers the product, and a stitched group's reductions run over its columns.
     std::vector<std::pair<sym::Expr, sym::Expr>> equal;
     for (size_t a = 0; a < dims.size(); ++a) equal.emplace_back(extents[a], dims[a]);
@@ -984,9 +994,52 @@ private:
         return false;
       }
     }
+    if (finished) {
+      const ir::Expr bias = epilogue->inputs[finished->bias_input].arg;
+      take_over(c, p, std::move(facts), [&](LibraryCall& call) {
+        call.routine = finished->routine;
+        call.args.push_back(bias);
+        if (!call.views.empty()) call.views.resize(call.args.size());
+      });
+      return true;
+    }
     take_over(c, p, std::move(facts),
               [&](LibraryCall& call) { call.epilogue = std::move(epilogue); });
     return true;
+  }
+
+  // The cuBLASLt routine that finishes `epilogue` (the map `c` rewritten onto product `p`),
+  // where the target offers it, the routine takes the operands as they are read, and the depth
+  // is proved positive (cuBLASLt's epilogue needs a product); nullopt after a refusal.
+  std::optional<VendorEpilogue> vendor_epilogue(FnItem& c, FnItem& p, const ComputeDesc& epilogue) {
+    const LibraryCall& library = p.desc->library;
+    std::string why;
+    std::optional<VendorEpilogue> finished =
+        match_vendor_epilogue(epilogue, ctx_.pass().target, &why);
+    if (!finished) {
+      refuse(p, c, why);
+      return std::nullopt;
+    }
+    const ir::LibraryRoutine* routine = ir::find_library_routine(finished->routine);
+    auto layout = [&](size_t a) {
+      return a < library.views.size() && library.views[a]
+                 ? *library.views[a]
+                 : ir::dense_view(library.args[a]->type.shape);
+    };
+    const ir::Expr& bias = epilogue.inputs[finished->bias_input].arg;
+    std::vector<ir::StridedView> layouts = {layout(0), layout(1), ir::dense_view(bias->type.shape),
+                                            ir::dense_view(p.desc->type.shape)};
+    if (!routine || !routine->scalar_args(layouts, library.attributes, &why)) {
+      refuse(p, c, "cuBLASLt cannot take the product so: " + why);
+      return std::nullopt;
+    }
+    const sym::Expr depth = layouts[0].shape.back();
+    if (ctx_.decide(sym::le(sym::Expr(1), depth)).verdict != sym::Verdict::Proved) {
+      refuse(p, c, "the product's depth " + sym::to_string(depth) +
+                       " is not shown to be at least 1, which cuBLASLt's epilogue needs");
+      return std::nullopt;
+    }
+    return finished;
   }
 
   // ---- 5. chained products --------------------------------------------------------------------

@@ -12,6 +12,7 @@ namespace {
 using dsc::runtime::cuda::Conv2d;
 using dsc::runtime::cuda::CopyKind;
 using dsc::runtime::cuda::Device;
+using dsc::runtime::cuda::GemmEpilogue;
 using dsc::runtime::cuda::LaunchShape;
 using dsc::runtime::cuda::StridedSgemm;
 
@@ -25,6 +26,24 @@ Device* device_for(dsc_call* call, const std::string& what) {
   Device* d = dsc::runtime::cuda::device(&error);
   if (!d) call->fail(what + of_function(call) + ": " + error);
   return d;
+}
+
+// "(batch 2, 5 x 7 @ 7 x 3)": a product's sizes, for errors.
+std::string product_sizes(const StridedSgemm& p) {
+  return "(batch " + std::to_string(p.batch) + ", " + std::to_string(p.m) + " x " +
+         std::to_string(p.k) + " @ " + std::to_string(p.k) + " x " + std::to_string(p.n) + ")";
+}
+
+int32_t cublaslt_sgemm(dsc_call* call, const std::string& what, GemmEpilogue epilogue,
+                       const float* a, const float* b, const float* bias, float* c,
+                       const StridedSgemm& product) {
+  if (!call) return 1;
+  Device* d = device_for(call, what);
+  if (!d) return 1;
+  std::string error;
+  if (!d->sgemm_epilogue(a, b, bias, c, product, epilogue, &error))
+    return call->fail(what + " " + product_sizes(product) + of_function(call) + ": " + error);
+  return 0;
 }
 
 } // namespace
@@ -100,10 +119,30 @@ int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm,
                              b_col,    c_offset, c_outer, c_inner, c_row};
   std::string error;
   if (!d->sgemm(a, bm, c, product, &error))
-    return call->fail(what + " (batch " + std::to_string(batch) + ", " + std::to_string(m) + " x " +
-                      std::to_string(k) + " @ " + std::to_string(k) + " x " + std::to_string(n) +
-                      ")" + of_function(call) + ": " + error);
+    return call->fail(what + " " + product_sizes(product) + of_function(call) + ": " + error);
   return 0;
+}
+
+DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_f32) {
+  return cublaslt_sgemm(call, "cublaslt.sgemm_bias", GemmEpilogue::Bias, a, bm, bias, c,
+                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col,
+                         b_offset, b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner,
+                         c_row});
+}
+
+DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_relu_f32) {
+  return cublaslt_sgemm(call, "cublaslt.sgemm_bias_relu", GemmEpilogue::BiasRelu, a, bm, bias, c,
+                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col,
+                         b_offset, b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner,
+                         c_row});
+}
+
+DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32) {
+  return cublaslt_sgemm(call, "cublaslt.sgemm_bias_gelu_tanh", GemmEpilogue::BiasGeluTanh, a, bm,
+                        bias, c,
+                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col,
+                         b_offset, b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner,
+                         c_row});
 }
 
 int32_t dsc_rt_cudnn_conv2d_f32(dsc_call* call, const float* x, const float* w, float* y,

@@ -1,8 +1,8 @@
 #pragma once
 // The device that runs the CUDA side of models built with `--target=cuda`: a GPU through the
-// driver API (GpuDevice.h, libcuda.so.1, libcublas and libcudnn loaded with dlopen), or the block
-// emulator (Emulator.h: the same CUDA C compiled for the CPU, one fiber per GPU thread, with
-// barriers and shared memory intact) when DSC_CUDA_EMULATE=1. The dsc_rt_cuda_* functions of
+// driver API (GpuDevice.h; libcuda.so.1, cuBLAS, cuBLASLt and cuDNN loaded with dlopen), or the
+// block emulator (Emulator.h: the same CUDA C compiled for the CPU, one fiber per GPU thread,
+// with barriers and shared memory intact) when DSC_CUDA_EMULATE=1. The dsc_rt_cuda_* functions of
 // HostABI.h, device arenas and outputs, and the C API's copies all go through it.
 //
 // Errors are messages, never aborts: a machine without a driver or a GPU gets "no CUDA
@@ -28,6 +28,10 @@ struct Conv2d {
   int64_t n, c, h, w, o, kh, kw, oh, ow;
   int64_t groups, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
 };
+
+// What cuBLASLt applies to a product before it stores it (C = act(A @ B + bias), the bias one
+// value per column of C): the cublaslt.sgemm_* routines.
+enum class GemmEpilogue : uint8_t { Bias, BiasRelu, BiasGeluTanh };
 
 struct LaunchShape {
   int64_t grid[3] = {1, 1, 1};
@@ -61,6 +65,11 @@ public:
   // device memory.
   virtual bool sgemm(const float* a, const float* b, float* c, const StridedSgemm& product,
                      std::string* error) = 0;
+  // C[i] = epilogue(A[i] @ B[i] + bias) through strides, bias holding one value per column;
+  // the depth must be at least 1.
+  virtual bool sgemm_epilogue(const float* a, const float* b, const float* bias, float* c,
+                              const StridedSgemm& product, GemmEpilogue epilogue,
+                              std::string* error) = 0;
   // y = conv2d(x, w), NCHW and OIHW, dense, on device memory.
   virtual bool conv2d(const float* x, const float* w, float* y, const Conv2d& conv,
                       std::string* error) = 0;

@@ -1,6 +1,7 @@
 #include "runtime/cuda/Emulator.h"
 
 #include "runtime/cuda/Cublas.h"
+#include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/Cudnn.h"
 
 #include <dlfcn.h>
@@ -350,6 +351,17 @@ public:
     SgemmPlan plan;
     if (!plan_sgemm(p, &plan, error)) return false;
     call_strided(&dsc_rt_gemm_f32_strided, a, b, c, p);
+    return true;
+  }
+
+  // cuBLASLt's plan, the CPU's product, then its epilogue by loops.
+  bool sgemm_epilogue(const float* a, const float* b, const float* bias, float* c,
+                      const StridedSgemm& p, GemmEpilogue epilogue, std::string* error) override {
+    SgemmPlan plan;
+    if (!plan_lt_sgemm(p, &plan, error)) return false;
+    if (plan.action == SgemmPlan::Action::Nothing) return true;
+    call_strided(&dsc_rt_gemm_f32_strided, a, b, c, p);
+    apply_epilogue_loops(p, epilogue, bias, c);
     return true;
   }
 

@@ -2,10 +2,10 @@
 // The CUDA block emulator: a Device (Device.h) that runs the CUDA C of a dsc_cuda_module on the
 // CPU, for machines without a GPU (DSC_CUDA_EMULATE=1) and for tests.
 //
-// Device memory is host memory, copies are memcpy, cublas.sgemm is dsc_rt_gemm_f32_strided
-// and cudnn.conv2d is conv2d_loops (each after its library's plan, so that what cuBLAS or
-// cuDNN would refuse fails here too). On
-// its first launch a module's `source` is compiled by the host C++ compiler
+// Device memory is host memory, copies are memcpy, cublas.sgemm is dsc_rt_gemm_f32_strided,
+// the cublaslt.sgemm_* routines that and apply_epilogue_loops, and cudnn.conv2d is
+// conv2d_loops (each after its library's plan, so that what the library would refuse fails
+// here too). On its first launch a module's `source` is compiled by the host C++ compiler
 // ($DSC_CUDA_EMULATOR_CXX, else `c++`) with emulator/dsc_cuda_emulator.h, whose text the
 // runtime embeds, force-included, and loaded with dlopen; module->loaded then holds it for
 // the life of the process. A launch calls the library's dsc_emu_launch, which runs the blocks

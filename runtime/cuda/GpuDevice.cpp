@@ -11,6 +11,7 @@
 #include "runtime/Memory.h"
 #include "runtime/cuda/ChooseImage.h"
 #include "runtime/cuda/Cublas.h"
+#include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/Cudnn.h"
 
 namespace dsc::runtime::cuda {
@@ -358,13 +359,39 @@ bool GpuDevice::conv2d(const float* x, const float* w, float* y, const Conv2d& c
   const Cudnn* cudnn = Cudnn::load(error);
   Cudnn::Choice choice;
   if (!cudnn || !cudnn->choose(s, plan, &choice, error)) return false;
+  return with_workspace(
+      choice.workspace_bytes, s,
+      [&](void* workspace) { return cudnn->forward(s, plan, choice, x, w, y, workspace, error); },
+      error);
+}
+
+bool GpuDevice::sgemm_epilogue(const float* a, const float* b, const float* bias, float* c,
+                               const StridedSgemm& product, GemmEpilogue epilogue,
+                               std::string* error) {
+  SgemmPlan plan;
+  if (!plan_lt_sgemm(product, &plan, error)) return false;
+  if (plan.action == SgemmPlan::Action::Nothing) return true;
+  CUstream s = stream(error);
+  if (!s) return false;
+  const CublasLt* lt = CublasLt::load(error);
+  CublasLt::Choice choice;
+  if (!lt || !lt->choose(plan, epilogue, a, b, c, &choice, error)) return false;
+  return with_workspace(
+      choice.workspace_bytes, s,
+      [&](void* workspace) {
+        return lt->matmul(s, plan, choice, a, b, bias, c, workspace, error);
+      },
+      error);
+}
+
+bool GpuDevice::with_workspace(uint64_t bytes, CUstream s, const std::function<bool(void*)>& run,
+                               std::string* error) {
   void* workspace = nullptr;
-  if (choice.workspace_bytes > 0) {
-    workspace = allocate(choice.workspace_bytes, "cuDNN's workspace", error);
+  if (bytes > 0) {
+    workspace = allocate(bytes, "a library's workspace", error);
     if (!workspace) return false;
   }
-  bool ok = cudnn->forward(s, plan, choice, x, w, y, workspace, error);
-  // Without the stream-ordered allocator, release() frees at once: wait for the convolution.
+  bool ok = run(workspace);
   if (workspace && !pools_) ok = driver_->cuStreamSynchronize(s) == kCudaSuccess && ok;
   release(workspace);
   return ok && settle(s, error);

@@ -19,6 +19,7 @@
 //
 // There is one GpuDevice per process (cuda::device() makes it).
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,7 +45,11 @@ public:
               std::string* error) override;
   bool sgemm(const float* a, const float* b, float* c, const StridedSgemm& product,
              std::string* error) override;
-  // cuDNN's workspace comes from allocate() and goes back after the call, stream-ordered.
+  // cuBLASLt's and cuDNN's workspaces come from allocate() and go back after the call,
+  // stream-ordered.
+  bool sgemm_epilogue(const float* a, const float* b, const float* bias, float* c,
+                      const StridedSgemm& product, GemmEpilogue epilogue,
+                      std::string* error) override;
   bool conv2d(const float* x, const float* w, float* y, const Conv2d& conv,
               std::string* error) override;
   // *error is the asynchronous error itself: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory
@@ -63,6 +68,11 @@ private:
   bool bind(std::string* error);
   // The calling thread's stream, made on first use.
   CUstream stream(std::string* error);
+  // `bytes` of device memory for a library's workspace (null for 0), then `run` on it, then the
+  // memory released after the stream's work (waiting first without the stream-ordered
+  // allocator, whose release frees at once).
+  bool with_workspace(uint64_t bytes, CUstream s, const std::function<bool(void*)>& run,
+                      std::string* error);
   // Zeroes `floats` floats at p on `s` (a library call with nothing to sum), then settles.
   bool zero(float* p, int64_t floats, CUstream s, std::string* error);
   // After an operation: with DSC_CUDA_SYNC=1, waits for it.

@@ -87,6 +87,11 @@ inline std::vector<NumericCase> cases() {
       {"matmul_batched", "fn f(a: f32[B, H, S, K], b: f32[B, H, K, T]) { return matmul(a, b) }", {"B", "H", "S", "K", "T"}, 2, 1e-4},
       {"matmul_broadcast_batch", "fn f(a: f32[B, 1, M, K], b: f32[H, K, N]) { return matmul(a, b) }", {"B", "H", "M", "K", "N"}, 2, 1e-4},
       {"matmul_vector", "fn f(w: f32[K, N], v: f32[N]) { return matmul(w, v) }", {"K", "N"}, 2, 1e-4},
+      // A bias per column after a product (on CUDA, cuBLASLt's epilogue when the depth is
+      // proved positive), then with GELU's tanh approximation, and over a batch of sequences.
+      {"matmul_bias", "fn f(a: f32[M, K], w: f32[K, N], b: f32[N]) where K >= 1 { return matmul(a, w) + b }", {"M", "K", "N"}, 2, 1e-4},
+      {"matmul_bias_gelu_tanh", "import nn\nfn f(a: f32[M, 48], w: f32[48, N], b: f32[1, N]) { return nn.gelu_tanh(b + matmul(a, w)) }", {"M", "N"}, 2, 1e-4},
+      {"matmul_fold_batch_bias", "fn f(a: f32[B, S, 32], w: f32[32, N], b: f32[N]) { return matmul(a, w) + b }", {"B", "S", "N"}, 2, 1e-4},
       {"matmul_i64", "fn f(a: i64[M, K], b: i64[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 10},
       {"conv2d", "fn f(x: f32[N, 3, H, W], w: f32[4, 3, 3, 3]) { return conv2d(x, w, padding=1) }", {"N", "H", "W"}, 2, 1e-4},
       {"conv2d_stride_dilation", "fn f(x: f32[N, 2, H, W], w: f32[3, 2, 2, 3]) where H >= 3, W >= 3 { return conv2d(x, w, stride=[2, 1], padding=[0, 1], dilation=2) }", {"N", "H", "W"}, 2, 1e-4, 3},

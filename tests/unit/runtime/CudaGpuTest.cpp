@@ -1,6 +1,6 @@
 // The GPU device (runtime/cuda/GpuDevice.h) on a real GPU: memory and copies, modules of
 // hand-written PTX, launches with large dynamic shared memory, cuBLAS against the CPU's
-// product, cuDNN against the emulator's convolution, and a CUDA function called through call_host_function as built models are. Every
+// product, cuBLASLt's epilogues and cuDNN against the emulator's loops, and a CUDA function called through call_host_function as built models are. Every
 // test is skipped where there is no device; on such a machine the first one checks that the
 // reason is a clean "no CUDA device" message.
 #include <gmock/gmock.h>
@@ -18,6 +18,7 @@
 #include "runtime/HostCall.h"
 #include "runtime/Matmul.h"
 #include "runtime/Model.h"
+#include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/Cudnn.h"
 #include "runtime/cuda/Device.h"
 #include "runtime/cuda/DeviceTensor.h"
@@ -273,6 +274,47 @@ TEST(CudaGpu, SgemmMatchesTheCpu) {
     gpu()->release(da);
     gpu()->release(db);
     gpu()->release(dc);
+  }
+}
+
+// cuBLASLt's bias and activations on a batch of products: the CPU's product, then the
+// emulator's epilogue loops.
+TEST(CudaGpu, SgemmEpilogueMatchesTheLoops) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> d(-1, 1);
+  struct Case {
+    int64_t batch, m, n, k;
+    bool trans_b;
+  };
+  for (Case c : {Case{1, 7, 13, 5, false}, Case{3, 65, 129, 64, true}, Case{1, 1, 3072, 768, false},
+                 Case{2, 128, 768, 768, false}}) {
+    for (cuda::GemmEpilogue e : {cuda::GemmEpilogue::Bias, cuda::GemmEpilogue::BiasRelu,
+                                 cuda::GemmEpilogue::BiasGeluTanh}) {
+      SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) +
+                   "x" + std::to_string(c.k) + " epilogue " + std::to_string(static_cast<int>(e)));
+      const cuda::StridedSgemm p =
+          cuda::StridedSgemm::dense(c.batch, c.m, c.n, c.k, c.m * c.k, 0, c.trans_b);
+      std::vector<float> a(static_cast<size_t>(c.batch * c.m * c.k)), b(static_cast<size_t>(c.k * c.n)),
+          bias(static_cast<size_t>(c.n));
+      for (std::vector<float>* v : {&a, &b, &bias})
+        for (float& x : *v) x = d(rng);
+      std::vector<float> want(static_cast<size_t>(c.batch * c.m * c.n));
+      for (int64_t i = 0; i < c.batch; ++i)
+        sgemm_loops(a.data() + i * c.m * c.k, b.data(), want.data() + i * c.m * c.n, c.m, c.n, c.k,
+                    c.trans_b);
+      cuda::apply_epilogue_loops(p, e, bias.data(), want.data());
+      float* da = upload(a);
+      float* db = upload(b);
+      float* dbias = upload(bias);
+      float* dc = upload(std::vector<float>(want.size(), NAN));
+      std::string error;
+      ASSERT_TRUE(gpu()->sgemm_epilogue(da, db, dbias, dc, p, e, &error)) << error;
+      std::vector<float> got = download(dc, want.size());
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-4 * std::max(1.0f, std::fabs(want[i]))) << i;
+      for (float* ptr : {da, db, dbias, dc}) gpu()->release(ptr);
+    }
   }
 }
 

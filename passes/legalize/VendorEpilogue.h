@@ -1,0 +1,34 @@
+#pragma once
+// A product's epilogue (passes/legalize/Epilogue.h) that the vendor's GEMM finishes itself:
+// cuBLASLt adds a bias, one value per column, and may apply GELU's tanh approximation, before
+// it stores the product (runtime/cuda/CublasLt.h). fuse asks this for a cublas.sgemm product,
+// whose routine runs no epilogue prim.
+//
+// The epilogue is recognised by form, not by sampling: its element must be exactly what
+// legalize writes for `product + bias` (either order), or for nn.gelu_tanh of that
+// (stdlib/nn.dsc's expression, constant for constant), over f32, with the bias read whole at
+// the column. ReLU is left out on purpose: cuBLASLt's max(x, 0) turns NaN into 0, where dsc's
+// maximum keeps it (cublaslt.sgemm_bias_relu is there for hand-written externs).
+
+#include <optional>
+#include <string>
+
+#include "ir/Target.h"
+#include "passes/legalize/ComputeDesc.h"
+
+namespace dsc::passes::lowering {
+
+struct VendorEpilogue {
+  std::string routine; // "cublaslt.sgemm_bias"
+  size_t bias_input;   // the epilogue's input that is the bias
+};
+
+// Whether products of `routine` may take a vendor epilogue ("cublas.sgemm").
+bool takes_vendor_epilogues(const std::string& routine);
+
+// The routine that finishes `epilogue` (make_epilogue's map over [R, N], whose one output is
+// the product), among those `target` offers; nullopt with `*why` set when there is none.
+std::optional<VendorEpilogue> match_vendor_epilogue(const ComputeDesc& epilogue,
+                                                    const ir::Target& target, std::string* why);
+
+} // namespace dsc::passes::lowering
