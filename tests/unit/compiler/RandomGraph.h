@@ -1,6 +1,7 @@
 #pragma once
 // Random graphs for property tests of fusion: elementwise, broadcast, reduction, softmax and
-// norm, reshape round trip, transpose, concat+slice and matmul ops over symbolic shapes [N, M]
+// norm, reshape round trip, transpose, concat+slice and matmul ops (some with a bias per column
+// and GELU's tanh form after them) over symbolic shapes [N, M]
 // (and their broadcasts [N, 1], [1, M], [M], and [M, N]), as a complete .dsc file defining
 // `fn f(x0: f32[N, M], x1: f32[N, M], x2: f32[M], x3: f32[N, 1], x4: f32[M, N])`. Values stay
 // bounded (tanh, sigmoid, divisions by 1 + |y|) so that comparisons measure the compiler, not
@@ -224,13 +225,26 @@ private:
            Shape::NM);
       return;
     }
-    default: { // two library-call matmuls: [N, M] @ [M, N] @ [N, M]
+    default: { // two library-call matmuls: [N, M] @ [M, N] @ [N, M], then a scale, or a bias
+               // per column and maybe GELU's tanh form (cuBLASLt's epilogues on CUDA)
       const Value& v = pick(Shape::NM);
       const Value& w = pick(Shape::MN);
       const Value& u = pick(Shape::NM);
-      bind("matmul(matmul(tanh(" + v.name + "), tanh(" + w.name + ")), tanh(" + u.name + ")) * 0.01",
-           Shape::NM);
-      return;
+      const std::string first = "matmul(tanh(" + v.name + "), tanh(" + w.name + "))";
+      switch (choose(3)) {
+      case 0:
+        bind("matmul(" + first + ", tanh(" + u.name + ")) * 0.01", Shape::NM);
+        return;
+      case 1:
+        bind("matmul(" + first + " * 0.01, tanh(" + u.name + ")) + " + pick(Shape::M).name,
+             Shape::NM);
+        return;
+      default:
+        bind("nn.gelu_tanh(matmul(" + first + " * 0.01, tanh(" + u.name + ")) + " +
+                 pick(Shape::M).name + ")",
+             Shape::NM);
+        return;
+      }
     }
     }
   }
