@@ -263,6 +263,13 @@ std::optional<std::vector<Expr>> conv2d_scalar_args(const std::vector<StridedVie
     }
   }
   const StridedView &x = buffers[0], &w = buffers[1], &y = buffers[2];
+  // The weights hold C / groups input channels: each group's product reads them all.
+  if (!same(symbolic::simplify(w.shape[1] * Expr(values[6])), x.shape[1])) {
+    *error = "the convolution's input has " + symbolic::to_string(x.shape[1]) +
+             " channels, not groups (" + std::to_string(values[6]) + ") times the weights' " +
+             symbolic::to_string(w.shape[1]);
+    return std::nullopt;
+  }
   // values: stride h, w, padding h, w, dilation h, w, groups.
   return std::vector<Expr>{x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.shape[0],
                            w.shape[2], w.shape[3], y.shape[2], y.shape[3], values[6],

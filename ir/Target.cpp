@@ -38,6 +38,10 @@ std::string Target::gemm_routine() const {
   return kind == TargetKind::Cuda ? "cublas.sgemm" : "dsc.sgemm";
 }
 
+std::string Target::conv_routine() const {
+  return kind == TargetKind::Cuda ? "cudnn.conv2d" : "dsc.conv2d";
+}
+
 std::string Target::describe() const {
   std::string s = target_kind_name(kind);
   std::string details;

@@ -47,6 +47,8 @@ struct Target {
   // The routine f32 matmuls call unless the user picks another: "dsc.sgemm" on the CPU,
   // "cublas.sgemm" on CUDA.
   std::string gemm_routine() const;
+  // The routine f32 conv2d calls: "dsc.conv2d" on the CPU, "cudnn.conv2d" on CUDA.
+  std::string conv_routine() const;
   // "cpu (native)", "cpu (znver3, 512-bit vectors)", "cuda (sm_80, sm_90)".
   std::string describe() const;
 };

@@ -117,6 +117,16 @@ typedef void dsc_strided_sgemm_fn(const float* a, const float* bm, float* c, int
 // Library routine "dsc.sgemm": the product over dsc's own GEMM.
 dsc_strided_sgemm_fn dsc_rt_gemm_f32_strided;
 
+// Library routine "dsc.conv2d": y = conv2d(x, w), x NCHW, w OIHW, y NCHW, all dense, by dsc's
+// GEMM over the input's unrolled windows (runtime/Conv2d.cpp). The scalars are
+// ir/LibraryRoutine.h's Conv2dScalar: the input's N, C, H, W, the weights' O, KH, KW, the
+// result's OH, OW, then groups, stride, padding and dilation (each h, w but groups). Values that
+// are no convolution (C or O not a multiple of groups, a stride below 1) do nothing.
+void dsc_rt_conv2d_f32(const float* x, const float* w, float* y, int64_t n, int64_t c, int64_t h,
+                       int64_t width, int64_t o, int64_t kh, int64_t kw, int64_t oh, int64_t ow,
+                       int64_t groups, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+                       int64_t pad_w, int64_t dilation_h, int64_t dilation_w);
+
 // Library routine "blas.sgemm": the product over OpenBLAS, which reads each matrix as itself or
 // transposed, so one of its two strides should be 1 (other layouts run as plain loops).
 dsc_strided_sgemm_fn dsc_rt_matmul_f32_strided;

@@ -2,8 +2,9 @@
 // (in f32 for f16/bf16) over the group's input channels and the kernel window of input times
 // weight. On a padded axis the reduction's condition requires the input row (column) to be
 // inside the image; an unpadded one never leaves it, by the output size's definition.
-// On a target that offers cudnn.conv2d (CUDA), an f32 convolution is a library call of it
-// instead, with stride, padding, dilation and groups as the routine's attributes.
+// An f32 convolution is a library call of the target's convolution instead (dsc.conv2d, GEMMs
+// over unrolled windows, on the CPU; cudnn.conv2d on CUDA), with stride, padding, dilation and
+// groups as the routine's attributes.
 
 #include "passes/legalize/DescBuilder.h"
 #include "passes/legalize/Families.h"
@@ -13,11 +14,10 @@ namespace dsc::passes::lowering {
 
 namespace {
 
-constexpr const char* kConvRoutine = "cudnn.conv2d";
-
 std::optional<ComputeDesc> library(const ir::BoundArgs& args, const ir::Type& type,
                                    FnContext& ctx) {
-  if (!ctx.pass().target.offers(kConvRoutine) || type.dtype != DType::F32 ||
+  const std::string routine = ctx.pass().target.conv_routine();
+  if (!ctx.pass().target.offers(routine) || type.dtype != DType::F32 ||
       args.types[0].weak || args.types[1].weak || !args[0].is<ir::Var>() ||
       !args[1].is<ir::Var>())
     return std::nullopt;
@@ -29,7 +29,7 @@ std::optional<ComputeDesc> library(const ir::BoundArgs& args, const ir::Type& ty
   desc.kind = ComputeDesc::Kind::Library;
   desc.op = ir::op_name(ir::OpId::conv2d);
   desc.type = type;
-  desc.library = LibraryCall{kConvRoutine, {args[0], args[1]}, nullptr, {}, std::nullopt, {}};
+  desc.library = LibraryCall{routine, {args[0], args[1]}, nullptr, {}, std::nullopt, {}};
   desc.library.attributes = {{"stride", {sh, sw}},
                              {"padding", {ph, pw}},
                              {"dilation", {dh, dw}},

@@ -11,7 +11,8 @@
 #       of it. With --baseline, DSCC (the dscc of another revision) also builds the same
 #       models into .gpu/old/, and `run` times them beside the new ones.
 #   tools/scripts/gpu_check.sh run [ARGS...]       (on the GPU machine, from the repo root with
-#       .gpu/ beside it) checks every packed model against PyTorch on the GPU (the convolution
+#       .gpu/ beside it) runs the runtime's GPU tests (runtime_CudaGpuTest), checks every packed
+#       model against PyTorch on the GPU (the convolution
 #       block against the CPU's outputs packed with it) and times the
 #       BERT layer (bench/gpu/run.py) and the GPT-2 decode step
 #       (bench/gpu/decode.py) against PyTorch eager and torch.compile, and softmax and layer
@@ -48,9 +49,12 @@ pack)
     esac
     shift
   done
-  ninja -C "$build" dscc dsc-run dsc_runtime
+  ninja -C "$build" dscc dsc-run dsc_runtime runtime_CudaGpuTest
   rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
   cp "$build/tools/dsc_run/dsc-run" .gpu/bin/
+  # The runtime's GPU tests (ctest label gpu: memory, launches, cuBLAS, cuBLASLt and cuDNN
+  # against the CPU), which need only libdsc_runtime.
+  cp "$build/tests/unit/runtime_CudaGpuTest" .gpu/bin/
   cp "$build/runtime/libdsc_runtime.so" .gpu/lib/
   # The runtime's own dependencies that a bare machine may lack (OpenBLAS and its Fortran
   # runtime); the C and C++ libraries are there.
@@ -96,6 +100,7 @@ run)
   shift
   export LD_LIBRARY_PATH="$PWD/.gpu/lib:$(cudnn_dir)${LD_LIBRARY_PATH:-}"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  .gpu/bin/runtime_CudaGpuTest || echo "FAIL: runtime_CudaGpuTest (above)"
   .gpu/bin/dsc-run .gpu/mlp_cuda.so --shape B=3 --random-weights
   # cuDNN's convolutions against the CPU's, then timed at ResNet's image size.
   for expect in .gpu/expect/conv_block_*; do

@@ -34,7 +34,10 @@ std::vector<FusionCase> cases() {
       // ResNet's stem: the relu is computed where the pool reads the convolution (a padded
       // conv and a padded pool are each a guarded reduction, kept apart); an unpadded pool
       // starts a group that its consumer joins, row by row.
-      {{"conv_relu_max_pool", "import nn\nfn f(x: f32[N, 2, H, W], w: f32[3, 2, 3, 3]) {\n  return max_pool2d(nn.relu(conv2d(x, w, padding=1)), 3, stride=2, padding=1)\n}", {"N", "H", "W"}, 2, 1e-4}, 2},
+      // A convolution reduction (f64) with its ReLU, then the pool; in f32 the convolution is
+      // dsc.conv2d and the ReLU goes with the pool.
+      {{"conv_relu_max_pool", "import nn\nfn f(x: f64[N, 2, H, W], w: f64[3, 2, 3, 3]) {\n  return max_pool2d(nn.relu(conv2d(x, w, padding=1)), 3, stride=2, padding=1)\n}", {"N", "H", "W"}, 2, 1e-9}, 2},
+      {{"conv_call_relu_max_pool", "import nn\nfn f(x: f32[N, 2, H, W], w: f32[3, 2, 3, 3]) {\n  return max_pool2d(nn.relu(conv2d(x, w, padding=1)), 3, stride=2, padding=1)\n}", {"N", "H", "W"}, 2, 1e-4}, 1},
       {{"avg_pool_then_map", "fn f(x: f32[N, C, H, W]) where H >= 2, W >= 2 { return avg_pool2d(x * 2.0, 2) + 1.0 }", {"N", "C", "H", "W"}, 2, 2e-5, 2}, 1},
       // argmax and argmin are two reductions per row: a cheap producer is computed in both, a
       // costly one (evaluated twice per element there) stays apart, a consumer reads the

@@ -96,6 +96,8 @@ inline std::vector<NumericCase> cases() {
       {"conv2d", "fn f(x: f32[N, 3, H, W], w: f32[4, 3, 3, 3]) { return conv2d(x, w, padding=1) }", {"N", "H", "W"}, 2, 1e-4},
       {"conv2d_stride_dilation", "fn f(x: f32[N, 2, H, W], w: f32[3, 2, 2, 3]) where H >= 3, W >= 3 { return conv2d(x, w, stride=[2, 1], padding=[0, 1], dilation=2) }", {"N", "H", "W"}, 2, 1e-4, 3},
       {"conv2d_groups", "fn f(x: f32[N, 4, H, W], w: f32[4, 1, 3, 3]) { return conv2d(x, w, padding=1, groups=4) }", {"N", "H", "W"}, 2, 1e-4},
+      // Not f32: the reduction (the padding its condition), on every target.
+      {"conv2d_f64_reduction", "fn f(x: f64[N, 2, H, W], w: f64[3, 2, 3, 2]) { return conv2d(x, w, stride=2, padding=1) }", {"N", "H", "W"}, 2, 1e-9},
       {"conv2d_pointwise", "fn f(x: f32[N, C, H, W], w: f32[5, C, 1, 1]) { return conv2d(x, w) }", {"N", "C", "H", "W"}, 2, 1e-4},
       {"conv2d_two_groups", "fn f(x: f32[N, 4, H, W], w: f32[6, 2, 3, 2]) where W >= 2 { return conv2d(x, w, stride=[1, 3], padding=[2, 0], groups=2) }", {"N", "H", "W"}, 2, 1e-4, 2},
       {"conv2d_wide_window", "fn f(x: f32[N, 2, H, W], w: f32[3, 2, 5, 4]) { return conv2d(x, w, stride=3, padding=2) }", {"N", "H", "W"}, 2, 1e-4},

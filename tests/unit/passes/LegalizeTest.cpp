@@ -484,9 +484,10 @@ fn f(a: i32[M, K], b: i32[K, N], v: f32[K], m: f32[M, K], x: f32[B, 1, S, K], y:
 )");
 }
 
+// Not f32 (which calls the target's convolution routine, below): a reduction.
 TEST_F(LegalizeTest, Conv2d) {
   ASSERT_TRUE(legalize(R"(
-fn f(c: f32[N, C, H, W], w: f32[O, 2, 3, 3], x: f32[N, 3, H, W], k: f32[8, 3, 2, 2])
+fn f(c: f64[N, C, H, W], w: f64[O, 2, 3, 3], x: f64[N, 3, H, W], k: f64[8, 3, 2, 2])
   where C == 4, O % 2 == 0, H >= 3, W >= 3
 {
   return (conv2d(c, w, stride=[2, 1], padding=1, groups=2), conv2d(x, k, dilation=2))
@@ -495,12 +496,12 @@ fn f(c: f32[N, C, H, W], w: f32[O, 2, 3, 3], x: f32[N, 3, H, W], k: f32[8, 3, 2,
   expect_valid_and_round_trips();
   EXPECT_PRIM(
       "f_conv2d_0",
-      R"(prim f_conv2d_0(x: f32[N, C, H, W], w: f32[O, 2, 3, 3]) -> (out: f32[N, O, (H + 1)/2, W]) {
+      R"(prim f_conv2d_0(x: f64[N, C, H, W], w: f64[O, 2, 3, 3]) -> (out: f64[N, O, (H + 1)/2, W]) {
   for i0 in 0..N {
     for i1 in 0..O {
       for i2 in 0..(H + 1)/2 {
         for i3 in 0..W {
-          var acc: f32 = 0.0
+          var acc: f64 = 0.0
           for r0 in 0..2 {
             for r1 in 0..3 {
               for r2 in 0..3 {
@@ -520,12 +521,12 @@ fn f(c: f32[N, C, H, W], w: f32[O, 2, 3, 3], x: f32[N, 3, H, W], k: f32[8, 3, 2,
   // No padding: no bounds test.
   EXPECT_PRIM(
       "f_conv2d_1",
-      R"(prim f_conv2d_1(x: f32[N, 3, H, W], w: f32[8, 3, 2, 2]) -> (out: f32[N, 8, H - 2, W - 2]) {
+      R"(prim f_conv2d_1(x: f64[N, 3, H, W], w: f64[8, 3, 2, 2]) -> (out: f64[N, 8, H - 2, W - 2]) {
   for i0 in 0..N {
     for i1 in 0..8 {
       for i2 in 0..H - 2 {
         for i3 in 0..W - 2 {
-          var acc: f32 = 0.0
+          var acc: f64 = 0.0
           for r0 in 0..3 {
             for r1 in 0..2 {
               for r2 in 0..2 {
@@ -540,6 +541,23 @@ fn f(c: f32[N, C, H, W], w: f32[O, 2, 3, 3], x: f32[N, 3, H, W], k: f32[8, 3, 2,
   }
 }
 )");
+}
+
+// f32 calls the target's convolution (dsc.conv2d on the CPU) with the op's attributes.
+TEST_F(LegalizeTest, Conv2dF32CallsTheTargetsRoutine) {
+  ASSERT_TRUE(legalize(R"(
+fn f(x: f32[N, 4, H, W], w: f32[6, 2, 3, 3]) where H >= 3, W >= 3 {
+  return conv2d(x, w, stride=[2, 1], padding=1, dilation=[1, 2], groups=2)
+}
+)")) << errors();
+  expect_valid_and_round_trips();
+  Ref<ir::ExternFunc> e = out_.ext("f_conv2d_0");
+  ASSERT_TRUE(e.defined());
+  EXPECT_EQ(e->symbol, "dsc.conv2d");
+  EXPECT_EQ(e->attributes, (std::vector<ir::RoutineAttribute>{{"stride", {2, 1}},
+                                                              {"padding", {1, 1}},
+                                                              {"dilation", {1, 2}},
+                                                              {"groups", {2}}}));
 }
 
 TEST_F(LegalizeTest, Pools) {

@@ -201,8 +201,8 @@ fn f(x: f32[B, S, D], h: f16[B, S], i: i32[N, C]) {
 
 TEST_F(ScheduleTest, MatmulAndConvLoopNests) {
   ASSERT_TRUE(schedule(R"(
-fn f(a: i32[M, K], b: i32[K, N], m: f32[M, K], v: f32[K], c: f32[B, 3, H, W],
-     w: f32[8, 3, 3, 3]) {
+fn f(a: i32[M, K], b: i32[K, N], m: f32[M, K], v: f32[K], c: f64[B, 3, H, W],
+     w: f64[8, 3, 3, 3]) {
   return (matmul(a, b), matmul(m, v), conv2d(c, w, padding=1))
 }
 )")) << errors();

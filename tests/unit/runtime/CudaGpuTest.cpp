@@ -318,6 +318,28 @@ TEST(CudaGpu, SgemmEpilogueMatchesTheLoops) {
   }
 }
 
+// What cuBLASLt's ReLU makes of NaN decides whether fuse may hand it nn.relu (dsc's maximum
+// keeps NaN; VendorEpilogue.h assumes cuBLASLt's gives 0, so it does not): printed, and either
+// is accepted, so that the first GPU run settles it.
+TEST(CudaGpu, CublasLtReluOfNan) {
+  SKIP_WITHOUT_GPU();
+  const cuda::StridedSgemm p = cuda::StridedSgemm::dense(1, 4, 8, 4, 0, 0, false);
+  std::vector<float> a(16, 1.0f), b(32, 1.0f), bias(8, 0.0f);
+  bias[3] = NAN;
+  float* da = upload(a);
+  float* db = upload(b);
+  float* dbias = upload(bias);
+  float* dc = upload(std::vector<float>(32, -1.0f));
+  std::string error;
+  ASSERT_TRUE(gpu()->sgemm_epilogue(da, db, dbias, dc, p, cuda::GemmEpilogue::BiasRelu, &error))
+      << error;
+  const std::vector<float> got = download(dc, 32);
+  std::printf("cuBLASLt's ReLU of NaN gives %g\n", got[3]);
+  EXPECT_TRUE(std::isnan(got[3]) || got[3] == 0.0f) << got[3];
+  EXPECT_EQ(got[0], 4.0f);
+  for (float* ptr : {da, db, dbias, dc}) gpu()->release(ptr);
+}
+
 // cuDNN's convolution (its heuristics' algorithm, its workspace from the device's allocator)
 // against the emulator's loops over the same plan.
 TEST(CudaGpu, Conv2dMatchesTheLoops) {

@@ -1,0 +1,106 @@
+// dsc.conv2d on the CPU (runtime/Conv2d.h) against the CUDA emulator's direct loops over the
+// same convolution (runtime/cuda/Cudnn.h's conv2d_loops, itself checked against the reference
+// interpreter by CudaEmulatorVsReferenceTest): the unrolled windows at the edges of the
+// padding, strides and dilations, groups, the 1x1 convolution read in place, small images side
+// by side in one product, no input channels, and a batch done a chunk of images at a time. The graph-level cases at random
+// shapes are OpsVsReferenceTest's conv2d ones.
+#include "runtime/Conv2d.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/cuda/Cudnn.h"
+
+namespace dsc::runtime {
+namespace {
+
+int64_t positions(int64_t extent, int64_t pad, int64_t dilation, int64_t window, int64_t stride) {
+  return (extent + 2 * pad - dilation * (window - 1) - 1) / stride + 1;
+}
+
+struct Case {
+  int64_t n, c, h, w, o, kh, kw, groups, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+};
+
+// The case's shape, with the result's height and width those of the window.
+Conv2dShape shape_of(const Case& k) {
+  return Conv2dShape{k.n,  k.c,  k.h,  k.w,  k.o,
+                     k.kh, k.kw, positions(k.h, k.pad_h, k.dilation_h, k.kh, k.stride_h),
+                     positions(k.w, k.pad_w, k.dilation_w, k.kw, k.stride_w),
+                     k.groups, k.stride_h, k.stride_w, k.pad_h, k.pad_w, k.dilation_h, k.dilation_w};
+}
+
+// The largest difference between conv2d_f32 (windows `budget` floats at a time) and the loops.
+float worst_difference(const Case& k, int64_t budget) {
+  const Conv2dShape s = shape_of(k);
+  cuda::Conv2dPlan plan;
+  std::string error;
+  EXPECT_TRUE(cuda::plan_conv2d(cuda::Conv2d{s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh, s.ow,
+                                             s.groups, s.stride_h, s.stride_w, s.pad_h, s.pad_w,
+                                             s.dilation_h, s.dilation_w},
+                                &plan, &error))
+      << error;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> x(static_cast<size_t>(s.n * s.c * s.h * s.w) + 1);
+  std::vector<float> w(static_cast<size_t>(s.o * s.group_channels() * s.kh * s.kw) + 1);
+  for (float& v : x) v = d(rng);
+  for (float& v : w) v = d(rng);
+  const size_t results = static_cast<size_t>(s.n * s.o * s.oh * s.ow);
+  std::vector<float> want(results), got(results + 1, NAN);
+  got.back() = 7.0f; // past the end: must stay
+  cuda::conv2d_loops(plan, x.data(), w.data(), want.data());
+  conv2d_f32(x.data(), w.data(), got.data(), s, budget);
+  EXPECT_EQ(got.back(), 7.0f) << "written past the result";
+  float worst = 0;
+  for (size_t i = 0; i < results; ++i) {
+    if (std::isnan(got[i])) return INFINITY;
+    worst = std::max(worst, std::fabs(got[i] - want[i]) / std::max(1.0f, std::fabs(want[i])));
+  }
+  return worst;
+}
+
+TEST(Conv2d, MatchesTheDirectLoops) {
+  const Case cases[] = {
+      // n, c, h, w, o, kh, kw, groups, stride h w, padding h w, dilation h w
+      {1, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},      // padding on every side
+      {2, 4, 9, 13, 6, 3, 2, 2, 2, 3, 2, 0, 1, 1},     // two groups, strides 2 and 3
+      {1, 2, 11, 8, 3, 3, 3, 1, 1, 1, 2, 2, 2, 2},     // dilation 2 with padding 2
+      {3, 16, 6, 6, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1},   // depthwise
+      {2, 5, 1, 1, 7, 1, 1, 1, 1, 1, 0, 0, 1, 1},      // a single pixel
+      {1, 1, 2, 2, 1, 5, 5, 1, 1, 1, 2, 2, 1, 1},      // a window wider than the image
+      {1, 3, 17, 31, 8, 7, 7, 1, 2, 2, 3, 3, 1, 1},    // ResNet's stem, at a prime size
+      {2, 8, 5, 7, 12, 1, 1, 4, 1, 1, 0, 0, 1, 1},     // 1x1, read in place, with groups
+      {2, 6, 5, 7, 4, 1, 1, 2, 2, 1, 0, 0, 1, 1},      // 1x1 with a stride: unrolled
+      {3, 4, 5, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},      // small images, side by side
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(std::to_string(k.n) + "x" + std::to_string(k.c) + "x" + std::to_string(k.h) + "x" +
+                 std::to_string(k.w) + " * " + std::to_string(k.o) + "x" + std::to_string(k.kh) +
+                 "x" + std::to_string(k.kw) + " groups " + std::to_string(k.groups));
+    EXPECT_LT(worst_difference(k, kColumnFloats), 1e-5f);
+  }
+}
+
+// A batch of 5 whose windows fit two images at a time: chunks of 2, 2 and 1.
+TEST(Conv2d, ABatchInChunksOfImages) {
+  const Case k{5, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+  const Conv2dShape s = shape_of(k);
+  const int64_t image = s.groups * s.depth() * s.pixels();
+  EXPECT_LT(worst_difference(k, 2 * image + 1), 1e-5f);
+  EXPECT_LT(worst_difference(k, 1), 1e-5f); // less than an image: one at a time
+}
+
+TEST(Conv2d, NoInputChannelsGiveZeros) {
+  const Conv2dShape s{2, 0, 3, 3, 4, 1, 1, 3, 3, 1, 1, 1, 0, 0, 1, 1};
+  std::vector<float> y(72, 5.0f);
+  conv2d_f32(nullptr, nullptr, y.data(), s, kColumnFloats);
+  for (float v : y) EXPECT_EQ(v, 0.0f);
+}
+
+} // namespace
+} // namespace dsc::runtime
