@@ -26,6 +26,29 @@ void unroll_row(const Conv2dShape& s, const float* x, int64_t image, int64_t g, 
                 float* out) {
   const int64_t ci = row / (s.kh * s.kw), ky = row / s.kw % s.kh, kx = row % s.kw;
   const float* plane = x + (image * s.c + g * s.group_channels() + ci) * s.h * s.w;
+  if (s.stride_h == 1 && s.stride_w == 1 && s.ow == s.w) {
+    // Rows as long as the input's (a "same" convolution): the rows inside the image are one
+    // shifted copy of the plane, then the columns that wrapped into a neighbouring row are
+    // zeroed.
+    const int64_t x0 = kx * s.dilation_w - s.pad_w, y0 = ky * s.dilation_h - s.pad_h;
+    const int64_t lo = std::clamp<int64_t>(-y0, 0, s.oh), hi = std::clamp<int64_t>(s.h - y0, lo, s.oh);
+    std::fill(out, out + lo * s.ow, 0.0f);
+    std::fill(out + hi * s.ow, out + s.oh * s.ow, 0.0f);
+    // out[lo * ow + i] is plane[start + i], for the i that lie inside the plane.
+    const int64_t start = (lo + y0) * s.w + x0, count = (hi - lo) * s.ow;
+    const int64_t first = std::clamp<int64_t>(-start, 0, count);
+    const int64_t last = std::clamp<int64_t>(s.h * s.w - start, first, count);
+    float* body = out + lo * s.ow;
+    std::fill(body, body + first, 0.0f);
+    std::memcpy(body + first, plane + start + first, static_cast<size_t>(last - first) * sizeof(float));
+    std::fill(body + last, body + count, 0.0f);
+    const int64_t left = std::clamp<int64_t>(-x0, 0, s.ow), right = std::clamp<int64_t>(s.w - x0, left, s.ow);
+    for (int64_t oy = lo; oy < hi; ++oy) {
+      std::fill(out + oy * s.ow, out + oy * s.ow + left, 0.0f);
+      std::fill(out + oy * s.ow + right, out + (oy + 1) * s.ow, 0.0f);
+    }
+    return;
+  }
   for (int64_t oy = 0; oy < s.oh; ++oy) {
     float* line = out + oy * s.ow;
     const int64_t iy = oy * s.stride_h - s.pad_h + ky * s.dilation_h;
