@@ -124,9 +124,10 @@ std::optional<std::vector<Expr>> strided_sgemm_scalar_args(const std::vector<Str
 
 // blas.sgemm and cublas.sgemm through strides: dsc.sgemm's scalars, each operand a matrix the
 // BLAS library reads as itself or transposed (one of its two strides 1).
-std::optional<std::vector<Expr>> blas_strided_sgemm_scalar_args(
-    const std::vector<StridedView>& buffers, const std::vector<RoutineAttribute>& attributes,
-    std::string* error) {
+std::optional<std::vector<Expr>>
+blas_strided_sgemm_scalar_args(const std::vector<StridedView>& buffers,
+                               const std::vector<RoutineAttribute>& attributes,
+                               std::string* error) {
   std::optional<std::vector<Expr>> s = strided_sgemm_scalar_args(buffers, attributes, error);
   if (!s) return std::nullopt;
   for (auto [row, col] : {std::pair<size_t, size_t>{kARow, kACol}, {kBRow, kBCol}})
@@ -203,12 +204,13 @@ bool is_dense(const StridedView& v) {
 
 // cublaslt.sgemm_*: cublas.sgemm's scalars from A, B and C; the bias, the third buffer, is
 // dense and holds one value per column of C (its last dim C's, any other 1).
-std::optional<std::vector<Expr>> lt_sgemm_scalar_args(const std::vector<StridedView>& buffers,
-                                                      const std::vector<RoutineAttribute>& attributes,
-                                                      std::string* error) {
+std::optional<std::vector<Expr>>
+lt_sgemm_scalar_args(const std::vector<StridedView>& buffers,
+                     const std::vector<RoutineAttribute>& attributes, std::string* error) {
   const StridedView& bias = buffers[2];
   const StridedView& c = buffers[3];
-  bool per_column = !bias.shape.empty() && !c.shape.empty() && same(bias.shape.back(), c.shape.back());
+  bool per_column =
+      !bias.shape.empty() && !c.shape.empty() && same(bias.shape.back(), c.shape.back());
   for (size_t d = 0; per_column && d + 1 < bias.shape.size(); ++d)
     per_column = same(bias.shape[d], 1);
   if (!per_column || !is_dense(bias)) {
@@ -271,10 +273,9 @@ std::optional<std::vector<Expr>> conv2d_scalar_args(const std::vector<StridedVie
     return std::nullopt;
   }
   // values: stride h, w, padding h, w, dilation h, w, groups.
-  return std::vector<Expr>{x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.shape[0],
-                           w.shape[2], w.shape[3], y.shape[2], y.shape[3], values[6],
-                           values[0],  values[1],  values[2],  values[3],  values[4],
-                           values[5]};
+  return std::vector<Expr>{x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.shape[0], w.shape[2],
+                           w.shape[3], y.shape[2], y.shape[3], values[6],  values[0],  values[1],
+                           values[2],  values[3],  values[4],  values[5]};
 }
 
 } // namespace
@@ -284,10 +285,10 @@ static_assert(kSgemmScalars == 19 && kSgemmChainScalars == 25 && kConv2dScalars 
 
 const std::vector<LibraryRoutine>& all_library_routines() {
   static const std::vector<LibraryRoutine> routines = {
-#define DSC_LIBRARY_ROUTINE(symbol, target, runtime_function, epilogue_function, views, buffers, \
-                            scalars, dtype, scalar_args, attributes, summary)                    \
-  {symbol,  TargetKind::target, runtime_function, epilogue_function, views,                      \
-   buffers, scalars,            DType::dtype,     scalar_args,       attributes, summary},
+#define DSC_LIBRARY_ROUTINE(symbol, target, runtime_function, epilogue_function, views, buffers,   \
+                            scalars, dtype, scalar_args, attributes, summary)                      \
+  {symbol,  TargetKind::target, runtime_function, epilogue_function, views,  buffers,              \
+   scalars, DType::dtype,       scalar_args,      attributes,        summary},
 #include "ir/LibraryRoutines.def"
   };
   return routines;

@@ -447,7 +447,8 @@ private:
     for (const RoutineAttribute& a : e.attributes) {
       str(a.name);
       mix(a.values.size());
-      for (int64_t v : a.values) mix(static_cast<size_t>(v));
+      for (int64_t v : a.values)
+        mix(static_cast<size_t>(v));
     }
     mix(e.params.size());
     for (const VarRef& p : e.params)

@@ -507,7 +507,8 @@ void verify_extern(const ExternFunc& e, const Module& m, Reporter& r) {
   const LibraryRoutine* routine = find_library_routine(e.symbol);
   if (routine || !e.attributes.empty()) {
     std::vector<std::string> names;
-    for (const RoutineAttribute& a : e.attributes) names.push_back(a.name);
+    for (const RoutineAttribute& a : e.attributes)
+      names.push_back(a.name);
     const std::vector<std::string> wanted =
         routine ? routine_attribute_names(*routine) : std::vector<std::string>{};
     if (names != wanted)

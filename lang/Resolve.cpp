@@ -507,9 +507,10 @@ bool GraphResolver::attributes(const ast::Decl& d, ir::ExternFunc& ext) {
   const std::string listed = ir::routine_attributes_wanted(wanted);
   bool ok = true;
   if (!routine && !d.attributes.empty()) {
-    diags_.error(d.attributes[0].name.loc, "\"" + d.symbol + "\" is no library routine dsc "
-                                           "knows, so nothing takes this attribute "
-                                           "(ir/LibraryRoutines.def lists the routines)");
+    diags_.error(d.attributes[0].name.loc, "\"" + d.symbol +
+                                               "\" is no library routine dsc "
+                                               "knows, so nothing takes this attribute "
+                                               "(ir/LibraryRoutines.def lists the routines)");
     return false;
   }
   for (size_t i = 0; i < d.attributes.size(); ++i) {

@@ -31,7 +31,8 @@ void unroll_row(const Conv2dShape& s, const float* x, int64_t image, int64_t g, 
     // shifted copy of the plane, then the columns that wrapped into a neighbouring row are
     // zeroed.
     const int64_t x0 = kx * s.dilation_w - s.pad_w, y0 = ky * s.dilation_h - s.pad_h;
-    const int64_t lo = std::clamp<int64_t>(-y0, 0, s.oh), hi = std::clamp<int64_t>(s.h - y0, lo, s.oh);
+    const int64_t lo = std::clamp<int64_t>(-y0, 0, s.oh),
+                  hi = std::clamp<int64_t>(s.h - y0, lo, s.oh);
     std::fill(out, out + lo * s.ow, 0.0f);
     std::fill(out + hi * s.ow, out + s.oh * s.ow, 0.0f);
     // out[lo * ow + i] is plane[start + i], for the i that lie inside the plane.
@@ -40,9 +41,11 @@ void unroll_row(const Conv2dShape& s, const float* x, int64_t image, int64_t g, 
     const int64_t last = std::clamp<int64_t>(s.h * s.w - start, first, count);
     float* body = out + lo * s.ow;
     std::fill(body, body + first, 0.0f);
-    std::memcpy(body + first, plane + start + first, static_cast<size_t>(last - first) * sizeof(float));
+    std::memcpy(body + first, plane + start + first,
+                static_cast<size_t>(last - first) * sizeof(float));
     std::fill(body + last, body + count, 0.0f);
-    const int64_t left = std::clamp<int64_t>(-x0, 0, s.ow), right = std::clamp<int64_t>(s.w - x0, left, s.ow);
+    const int64_t left = std::clamp<int64_t>(-x0, 0, s.ow),
+                  right = std::clamp<int64_t>(s.w - x0, left, s.ow);
     for (int64_t oy = lo; oy < hi; ++oy) {
       std::fill(out + oy * s.ow, out + oy * s.ow + left, 0.0f);
       std::fill(out + oy * s.ow + right, out + (oy + 1) * s.ow, 0.0f);
@@ -81,8 +84,8 @@ void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& s,
   const int64_t sizes[] = {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.oh, s.ow, s.pad_h, s.pad_w};
   for (int64_t v : sizes)
     if (v < 0) return;
-  if (s.groups < 1 || s.stride_h < 1 || s.stride_w < 1 || s.dilation_h < 1 ||
-      s.dilation_w < 1 || s.c % s.groups != 0 || s.o % s.groups != 0)
+  if (s.groups < 1 || s.stride_h < 1 || s.stride_w < 1 || s.dilation_h < 1 || s.dilation_w < 1 ||
+      s.c % s.groups != 0 || s.o % s.groups != 0)
     return; // not a convolution: compile time refuses such calls (ir/LibraryRoutine.cpp)
   if (s.n == 0 || s.o == 0 || s.pixels() == 0) return;
   const int64_t groups = s.groups, out_group = s.o / groups;
@@ -121,8 +124,8 @@ void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& s,
         }
       });
       float* result = merged_result.get(s.o * wide);
-      dsc_rt_gemm_f32_strided(w, col, result, 1, 1, s.o, wide, s.depth(), 0, 0, 0, s.depth(), 1,
-                              0, 0, 0, wide, 1, 0, 0, 0, wide);
+      dsc_rt_gemm_f32_strided(w, col, result, 1, 1, s.o, wide, s.depth(), 0, 0, 0, s.depth(), 1, 0,
+                              0, 0, wide, 1, 0, 0, 0, wide);
       pool.parallel_for(images * s.o, 16, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t image = r / s.o, channel = r % s.o;
@@ -139,8 +142,7 @@ void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& s,
         unroll_row(s, x, first + image, g, r % s.depth(), col + r * s.pixels());
       }
     });
-    dsc_rt_gemm_f32_strided(w, col, out, images * groups, groups, out_group, s.pixels(),
-                            s.depth(),
+    dsc_rt_gemm_f32_strided(w, col, out, images * groups, groups, out_group, s.pixels(), s.depth(),
                             /*a*/ 0, 0, a_group, s.depth(), 1,
                             /*b*/ 0, image_columns, s.depth() * s.pixels(), s.pixels(), 1,
                             /*c*/ 0, image_out, out_group * s.pixels(), s.pixels());

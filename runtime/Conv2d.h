@@ -14,7 +14,7 @@ struct Conv2dShape {
   int64_t groups, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   int64_t group_channels() const { return c / groups; }
   int64_t depth() const { return group_channels() * kh * kw; } // each product's k
-  int64_t pixels() const { return oh * ow; }                    // each product's n
+  int64_t pixels() const { return oh * ow; }                   // each product's n
 };
 
 // The unrolled windows' budget per call, in floats (64 MiB): a larger batch is done a chunk of

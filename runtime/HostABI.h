@@ -252,11 +252,11 @@ int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm,
  * "cublaslt.sgemm_bias_gelu_tanh": cublas.sgemm's product, then C = act(C + bias) with `bias`
  * one value per column of C, in cuBLASLt's epilogue (libcublasLt, loaded with dlopen); the
  * depth k must be at least 1. 0, or 1 with an error recorded. */
-#define DSC_CUBLASLT_SGEMM(name)                                                                  \
-  int32_t name(dsc_call* call, const float* a, const float* bm, const float* bias, float* c,      \
-               int64_t batch, int64_t inner, int64_t m, int64_t n, int64_t k, int64_t a_offset,   \
-               int64_t a_outer, int64_t a_inner, int64_t a_row, int64_t a_col, int64_t b_offset,  \
-               int64_t b_outer, int64_t b_inner, int64_t b_row, int64_t b_col, int64_t c_offset,  \
+#define DSC_CUBLASLT_SGEMM(name)                                                                   \
+  int32_t name(dsc_call* call, const float* a, const float* bm, const float* bias, float* c,       \
+               int64_t batch, int64_t inner, int64_t m, int64_t n, int64_t k, int64_t a_offset,    \
+               int64_t a_outer, int64_t a_inner, int64_t a_row, int64_t a_col, int64_t b_offset,   \
+               int64_t b_outer, int64_t b_inner, int64_t b_row, int64_t b_col, int64_t c_offset,   \
                int64_t c_outer, int64_t c_inner, int64_t c_row)
 DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_f32);
 DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_relu_f32);
@@ -267,9 +267,9 @@ DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32);
  * ir/LibraryRoutine.h's Conv2dScalar: the input's N, C, H, W, the weights' O, KH, KW, the
  * result's OH, OW, then groups, stride, padding and dilation (each h, w but groups). 0, or 1
  * with an error recorded. */
-int32_t dsc_rt_cudnn_conv2d_f32(dsc_call* call, const float* x, const float* w, float* y,
-                                int64_t n, int64_t c, int64_t h, int64_t width, int64_t o,
-                                int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t groups,
+int32_t dsc_rt_cudnn_conv2d_f32(dsc_call* call, const float* x, const float* w, float* y, int64_t n,
+                                int64_t c, int64_t h, int64_t width, int64_t o, int64_t kh,
+                                int64_t kw, int64_t oh, int64_t ow, int64_t groups,
                                 int64_t stride_h, int64_t stride_w, int64_t pad_h, int64_t pad_w,
                                 int64_t dilation_h, int64_t dilation_w);
 

@@ -161,7 +161,8 @@ std::string FnContext::library_extern(const std::string& symbol, const std::vect
   std::string key = symbol + ":" + epilogue + ":" + epilogue_first_row + ":";
   for (const ir::RoutineAttribute& a : attributes) {
     key += a.name + "=";
-    for (int64_t v : a.values) key += std::to_string(v) + " ";
+    for (int64_t v : a.values)
+      key += std::to_string(v) + " ";
   }
   key += ":";
   for (size_t k = 0; k < args.size(); ++k) {

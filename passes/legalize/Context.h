@@ -88,7 +88,8 @@ public:
   const ir::Module& module() const { return out_; }
   // The extern bound to library routine `symbol` ("blas.sgemm") with this signature, strided
   // views of its parameters (none when empty) and of its result (none when empty), routine
-  // attributes, and epilogue prim (none when empty) with its first-row symbol (none when empty), named
+  // attributes, and epilogue prim (none when empty) with its first-row symbol (none when empty),
+  // named
   // `<fn>_<routine>_<n>` ("sgemm") and added on first use; its name.
   std::string library_extern(const std::string& symbol, const std::vector<ir::Type>& args,
                              const ir::Type& result, const std::string& epilogue = "",

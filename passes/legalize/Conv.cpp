@@ -17,9 +17,8 @@ namespace {
 std::optional<ComputeDesc> library(const ir::BoundArgs& args, const ir::Type& type,
                                    FnContext& ctx) {
   const std::string routine = ctx.pass().target.conv_routine();
-  if (!ctx.pass().target.offers(routine) || type.dtype != DType::F32 ||
-      args.types[0].weak || args.types[1].weak || !args[0].is<ir::Var>() ||
-      !args[1].is<ir::Var>())
+  if (!ctx.pass().target.offers(routine) || type.dtype != DType::F32 || args.types[0].weak ||
+      args.types[1].weak || !args[0].is<ir::Var>() || !args[1].is<ir::Var>())
     return std::nullopt;
   auto [sh, sw] = int_pair_arg(args, 2);
   auto [ph, pw] = int_pair_arg(args, 3);
@@ -30,10 +29,8 @@ std::optional<ComputeDesc> library(const ir::BoundArgs& args, const ir::Type& ty
   desc.op = ir::op_name(ir::OpId::conv2d);
   desc.type = type;
   desc.library = LibraryCall{routine, {args[0], args[1]}, nullptr, {}, std::nullopt, {}};
-  desc.library.attributes = {{"stride", {sh, sw}},
-                             {"padding", {ph, pw}},
-                             {"dilation", {dh, dw}},
-                             {"groups", {groups}}};
+  desc.library.attributes = {
+      {"stride", {sh, sw}}, {"padding", {ph, pw}}, {"dilation", {dh, dw}}, {"groups", {groups}}};
   return desc;
 }
 

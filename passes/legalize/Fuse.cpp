@@ -11,9 +11,9 @@
 #include "ir/OpRegistry.h"
 #include "passes/legalize/ElementRewrite.h"
 #include "passes/legalize/Epilogue.h"
-#include "passes/legalize/VendorEpilogue.h"
 #include "passes/legalize/ReshapeRemap.h"
 #include "passes/legalize/Scalar.h"
+#include "passes/legalize/VendorEpilogue.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
 
@@ -1035,8 +1035,9 @@ private:
     }
     const sym::Expr depth = layouts[0].shape.back();
     if (ctx_.decide(sym::le(sym::Expr(1), depth)).verdict != sym::Verdict::Proved) {
-      refuse(p, c, "the product's depth " + sym::to_string(depth) +
-                       " is not shown to be at least 1, which cuBLASLt's epilogue needs");
+      refuse(p, c,
+             "the product's depth " + sym::to_string(depth) +
+                 " is not shown to be at least 1, which cuBLASLt's epilogue needs");
       return std::nullopt;
     }
     return finished;
@@ -1101,7 +1102,8 @@ private:
       layouts.push_back(view_of(merged, a).value_or(ir::dense_view(merged.args[a]->type.shape)));
     layouts.push_back(merged.result_view.value_or(ir::dense_view(c.desc->type.shape)));
     std::string why;
-    std::optional<std::vector<sym::Expr>> scalars = routine->scalar_args(layouts, merged.attributes, &why);
+    std::optional<std::vector<sym::Expr>> scalars =
+        routine->scalar_args(layouts, merged.attributes, &why);
     if (!scalars) {
       refuse(p, c, "the products cannot be chained: " + why);
       return;

@@ -17,8 +17,10 @@ constexpr const char* kVendorGemm = "cublas.sgemm";
 ir::PrimExpr gelu_tanh(const ir::PrimExpr& x) {
   using ir::BinaryOp;
   const ir::DType f = ir::DType::F32;
-  ir::PrimExpr cube = binary(BinaryOp::Mul, binary(BinaryOp::Mul, binary(BinaryOp::Mul, float_imm(f, 0.044715), x), x), x);
-  ir::PrimExpr inner = binary(BinaryOp::Mul, float_imm(f, 0.7978845608028654), binary(BinaryOp::Add, x, cube));
+  ir::PrimExpr cube = binary(
+      BinaryOp::Mul, binary(BinaryOp::Mul, binary(BinaryOp::Mul, float_imm(f, 0.044715), x), x), x);
+  ir::PrimExpr inner =
+      binary(BinaryOp::Mul, float_imm(f, 0.7978845608028654), binary(BinaryOp::Add, x, cube));
   ir::PrimExpr half = binary(BinaryOp::Add, float_imm(f, 1.0), intrinsic("tanh", {inner}));
   return binary(BinaryOp::Mul, binary(BinaryOp::Mul, x, float_imm(f, 0.5)), half);
 }
@@ -53,8 +55,10 @@ std::optional<VendorEpilogue> match_vendor_epilogue(const ComputeDesc& epilogue,
   for (const ir::PrimExpr& x : {binary(ir::BinaryOp::Add, product, bias_value),
                                 binary(ir::BinaryOp::Add, bias_value, product)}) {
     const char* routine = nullptr;
-    if (value == ir::to_string(x)) routine = "cublaslt.sgemm_bias";
-    else if (value == ir::to_string(gelu_tanh(x))) routine = "cublaslt.sgemm_bias_gelu_tanh";
+    if (value == ir::to_string(x))
+      routine = "cublaslt.sgemm_bias";
+    else if (value == ir::to_string(gelu_tanh(x)))
+      routine = "cublaslt.sgemm_bias_gelu_tanh";
     if (!routine) continue;
     if (!target.offers(routine)) {
       *why = std::string("the target offers no ") + routine;

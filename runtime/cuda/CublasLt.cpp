@@ -28,7 +28,7 @@ constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPoin
 constexpr int kLayoutBatchCount = 5, kLayoutBatchOffset = 6;
 constexpr int kPreferenceMaxWorkspace = 1;
 constexpr int kPreferenceAlignmentA = 5; // then B, C and D
-constexpr uint64_t kMostAlignment = 256;  // cuBLASLt's default assumption
+constexpr uint64_t kMostAlignment = 256; // cuBLASLt's default assumption
 constexpr int kEpilogueBias = 4, kEpilogueReluBias = 2 | 4, kEpilogueGeluBias = 32 | 4;
 
 // cublasLtMatmulAlgo_t and cublasLtMatmulHeuristicResult_t.
@@ -65,8 +65,7 @@ int lt_epilogue(GemmEpilogue e) {
 bool plan_lt_sgemm(const StridedSgemm& p, SgemmPlan* plan, std::string* error) {
   if (!plan_sgemm(p, plan, error)) return false;
   if (plan->action == SgemmPlan::Action::Nothing) return true;
-  if (p.k == 0)
-    return fail(error, "cuBLASLt's epilogue needs a depth of at least 1 (k = 0)");
+  if (p.k == 0) return fail(error, "cuBLASLt's epilogue needs a depth of at least 1 (k = 0)");
   return true;
 }
 
@@ -125,8 +124,8 @@ struct CublasLt::Api {
   // "cublasLtMatmul failed: CUBLAS_STATUS_NOT_SUPPORTED".
   std::string failed(const char* call, cublasStatus status) const {
     const char* name = status_name ? status_name(status) : nullptr;
-    return std::string(call) + " failed: " +
-           (name ? std::string(name) : "cublasStatus " + std::to_string(status));
+    return std::string(call) +
+           " failed: " + (name ? std::string(name) : "cublasStatus " + std::to_string(status));
   }
 };
 
@@ -147,12 +146,13 @@ struct Prepared {
   }
 };
 
-using Key = std::array<int64_t, 17>;
+using Key = std::array<int64_t, 16>;
 
 Key key_of(const SgemmPlan& p, GemmEpilogue e, const std::array<uint32_t, 3>& alignment) {
-  return {static_cast<int64_t>(e), p.transa,     p.transb,     p.m,         p.n,        p.k,
-          p.lda,                   p.ldb,        p.ldc,        p.stride_a,  p.stride_b, p.stride_c,
-          p.batch,                 alignment[0], alignment[1], alignment[2], 0};
+  const int64_t epilogue = static_cast<int64_t>(e);
+  return {epilogue, p.transa,     p.transb,     p.m,         p.n,        p.k,
+          p.lda,    p.ldb,        p.ldc,        p.stride_a,  p.stride_b, p.stride_c,
+          p.batch,  alignment[0], alignment[1], alignment[2]};
 }
 
 // The alignment in bytes (a power of two, at most 256) of every pointer the plan's calls pass
@@ -233,8 +233,8 @@ const CublasLt* CublasLt::load(std::string* error) {
   return lt;
 }
 
-bool CublasLt::choose(const SgemmPlan& plan, GemmEpilogue epilogue, const float* a,
-                      const float* b, const float* c, Choice* choice, std::string* error) const {
+bool CublasLt::choose(const SgemmPlan& plan, GemmEpilogue epilogue, const float* a, const float* b,
+                      const float* c, Choice* choice, std::string* error) const {
   ThreadState& t = t_state;
   if (!t.handle) {
     cublasStatus s = api_->create(&t.handle);
@@ -306,9 +306,9 @@ bool CublasLt::choose(const SgemmPlan& plan, GemmEpilogue epilogue, const float*
   return true;
 }
 
-bool CublasLt::matmul(CUstream stream, const SgemmPlan& plan, const Choice& choice,
-                      const float* a, const float* b, const float* bias, float* c,
-                      void* workspace, std::string* error) const {
+bool CublasLt::matmul(CUstream stream, const SgemmPlan& plan, const Choice& choice, const float* a,
+                      const float* b, const float* bias, float* c, void* workspace,
+                      std::string* error) const {
   if (plan.action != SgemmPlan::Action::Gemm) return true;
   const auto* p = static_cast<const Prepared*>(choice.prepared);
   cublasStatus s = api_->desc_set(p->desc, kDescBiasPointer, &bias, sizeof bias);

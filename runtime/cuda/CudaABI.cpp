@@ -125,50 +125,48 @@ int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm,
 
 DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_f32) {
   return cublaslt_sgemm(call, "cublaslt.sgemm_bias", GemmEpilogue::Bias, a, bm, bias, c,
-                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col,
-                         b_offset, b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner,
-                         c_row});
+                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col, b_offset,
+                         b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner, c_row});
 }
 
 DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_relu_f32) {
   return cublaslt_sgemm(call, "cublaslt.sgemm_bias_relu", GemmEpilogue::BiasRelu, a, bm, bias, c,
-                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col,
-                         b_offset, b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner,
-                         c_row});
+                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col, b_offset,
+                         b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner, c_row});
 }
 
 DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32) {
   return cublaslt_sgemm(call, "cublaslt.sgemm_bias_gelu_tanh", GemmEpilogue::BiasGeluTanh, a, bm,
                         bias, c,
-                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col,
-                         b_offset, b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner,
-                         c_row});
+                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col, b_offset,
+                         b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner, c_row});
 }
 
-int32_t dsc_rt_cudnn_conv2d_f32(dsc_call* call, const float* x, const float* w, float* y,
-                                int64_t n, int64_t c, int64_t h, int64_t width, int64_t o,
-                                int64_t kh, int64_t kw, int64_t oh, int64_t ow, int64_t groups,
+int32_t dsc_rt_cudnn_conv2d_f32(dsc_call* call, const float* x, const float* w, float* y, int64_t n,
+                                int64_t c, int64_t h, int64_t width, int64_t o, int64_t kh,
+                                int64_t kw, int64_t oh, int64_t ow, int64_t groups,
                                 int64_t stride_h, int64_t stride_w, int64_t pad_h, int64_t pad_w,
                                 int64_t dilation_h, int64_t dilation_w) {
   if (!call) return 1;
   const std::string what = "cudnn.conv2d";
   Device* d = device_for(call, what);
   if (!d) return 1;
-  const Conv2d conv{n,      c,        h,        width, o,     kh,    kw,         oh,        ow,
-                    groups, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w};
+  const Conv2d conv{n,  c,      h,        width,    o,     kh,    kw,         oh,
+                    ow, groups, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w};
   std::string error;
   if (!d->conv2d(x, w, y, conv, &error)) {
     auto dims = [](std::initializer_list<int64_t> values) {
       std::string s;
-      for (int64_t v : values) s += (s.empty() ? "" : "x") + std::to_string(v);
+      for (int64_t v : values)
+        s += (s.empty() ? "" : "x") + std::to_string(v);
       return s;
     };
     return call->fail(what + " (" + dims({n, c, h, width}) + " * " +
                       dims({o, groups > 0 ? c / groups : c, kh, kw}) + " -> " +
                       dims({n, o, oh, ow}) + ", stride " + dims({stride_h, stride_w}) +
                       ", padding " + dims({pad_h, pad_w}) + ", dilation " +
-                      dims({dilation_h, dilation_w}) + ", groups " + std::to_string(groups) +
-                      ")" + of_function(call) + ": " + error);
+                      dims({dilation_h, dilation_w}) + ", groups " + std::to_string(groups) + ")" +
+                      of_function(call) + ": " + error);
   }
   return 0;
 }

@@ -50,18 +50,20 @@ bool fail(std::string* error, std::string message) {
 bool plan_conv2d(const Conv2d& p, Conv2dPlan* plan, std::string* error) {
   *plan = Conv2dPlan{};
   const std::pair<const char*, int64_t> sizes[] = {
-      {"the batch", p.n},          {"the input channels", p.c}, {"the input height", p.h},
-      {"the input width", p.w},    {"the output channels", p.o}, {"the window height", p.kh},
-      {"the window width", p.kw},  {"the result's height", p.oh}, {"the result's width", p.ow},
-      {"the padding", p.pad_h},    {"the padding", p.pad_w}};
+      {"the batch", p.n},         {"the input channels", p.c},   {"the input height", p.h},
+      {"the input width", p.w},   {"the output channels", p.o},  {"the window height", p.kh},
+      {"the window width", p.kw}, {"the result's height", p.oh}, {"the result's width", p.ow},
+      {"the padding", p.pad_h},   {"the padding", p.pad_w}};
   for (const auto& [name, value] : sizes)
-    if (value < 0) return fail(error, std::string(name) + " is negative (" + std::to_string(value) + ")");
+    if (value < 0)
+      return fail(error, std::string(name) + " is negative (" + std::to_string(value) + ")");
   const std::pair<const char*, int64_t> positive[] = {
-      {"groups", p.groups},         {"the stride", p.stride_h},   {"the stride", p.stride_w},
+      {"groups", p.groups},           {"the stride", p.stride_h},     {"the stride", p.stride_w},
       {"the dilation", p.dilation_h}, {"the dilation", p.dilation_w}, {"the window height", p.kh},
       {"the window width", p.kw}};
   for (const auto& [name, value] : positive)
-    if (value < 1) return fail(error, std::string(name) + " must be at least 1, not " + std::to_string(value));
+    if (value < 1)
+      return fail(error, std::string(name) + " must be at least 1, not " + std::to_string(value));
   if (p.c % p.groups != 0 || p.o % p.groups != 0)
     return fail(error, std::to_string(p.c) + " input and " + std::to_string(p.o) +
                            " output channels do not split into " + std::to_string(p.groups) +
@@ -73,21 +75,22 @@ bool plan_conv2d(const Conv2d& p, Conv2dPlan* plan, std::string* error) {
     if (span < 0)
       return fail(error, std::string("the window's ") + dim + " " +
                              std::to_string(dilation * (window - 1) + 1) +
-                             " is more than the padded input's " + std::to_string(extent + 2 * pad));
+                             " is more than the padded input's " +
+                             std::to_string(extent + 2 * pad));
     if (span / stride + 1 != result)
       return fail(error, std::string("the result's ") + dim + " is " + std::to_string(result) +
-                             ", but the window fits " + std::to_string(span / stride + 1) + " times");
+                             ", but the window fits " + std::to_string(span / stride + 1) +
+                             " times");
     return true;
   };
   if (!fits("height", p.h, p.pad_h, p.dilation_h, p.kh, p.stride_h, p.oh) ||
       !fits("width", p.w, p.pad_w, p.dilation_w, p.kw, p.stride_w, p.ow))
     return false;
-  const int64_t values[] = {p.n,        p.c,        p.h,     p.w,     p.o,          p.kh,
-                            p.kw,       p.oh,       p.ow,    p.groups, p.stride_h, p.stride_w,
-                            p.pad_h,    p.pad_w,    p.dilation_h, p.dilation_w};
+  const int64_t values[] = {p.n,     p.c,     p.h,          p.w,         p.o,        p.kh,
+                            p.kw,    p.oh,    p.ow,         p.groups,    p.stride_h, p.stride_w,
+                            p.pad_h, p.pad_w, p.dilation_h, p.dilation_w};
   for (int64_t v : values)
-    if (v > kIntMax)
-      return fail(error, std::to_string(v) + " does not fit cuDNN's 32-bit int");
+    if (v > kIntMax) return fail(error, std::to_string(v) + " does not fit cuDNN's 32-bit int");
   // Each tensor's largest stride (an image, a filter's input channels, a result's image).
   const int64_t images[] = {p.c * p.h * p.w, (p.c / p.groups) * p.kh * p.kw, p.o * p.oh * p.ow};
   for (int64_t v : images)
@@ -195,7 +198,7 @@ struct ThreadState {
   cudnnTensorDescriptor x = nullptr, y = nullptr;
   cudnnFilterDescriptor w = nullptr;
   cudnnConvolutionDescriptor conv = nullptr;
-  std::map<std::array<int, 17>, Cudnn::Choice> choices;
+  std::map<std::array<int, 16>, Cudnn::Choice> choices;
   ~ThreadState() {
     if (!api) return;
     if (conv) api->destroy_convolution(conv);
@@ -207,10 +210,9 @@ struct ThreadState {
 };
 thread_local ThreadState t_state;
 
-std::array<int, 17> key_of(const Conv2dPlan& p) {
-  return {p.n,      p.c,        p.h,        p.w,     p.o,     p.kh,        p.kw,
-          p.oh,     p.ow,       p.groups,   p.stride_h, p.stride_w, p.pad_h, p.pad_w,
-          p.dilation_h, p.dilation_w, 0};
+std::array<int, 16> key_of(const Conv2dPlan& p) {
+  return {p.n,  p.c,      p.h,        p.w,        p.o,     p.kh,    p.kw,         p.oh,
+          p.ow, p.groups, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w};
 }
 
 // The thread's state with its handle bound to `stream` and its descriptors describing `p`.
@@ -311,15 +313,15 @@ bool Cudnn::choose(CUstream stream, const Conv2dPlan& plan, Choice* choice,
                    std::string* error) const {
   ThreadState* t = prepare(api_, stream, plan, error);
   if (!t) return false;
-  const std::array<int, 17> key = key_of(plan);
+  const std::array<int, 16> key = key_of(plan);
   if (auto it = t->choices.find(key); it != t->choices.end()) {
     *choice = it->second;
     return true;
   }
   AlgorithmPerf results[kForwardAlgorithms] = {};
   int returned = 0;
-  cudnnStatus s = api_->forward_algorithm(t->handle, t->x, t->w, t->conv, t->y,
-                                          kForwardAlgorithms, &returned, results);
+  cudnnStatus s = api_->forward_algorithm(t->handle, t->x, t->w, t->conv, t->y, kForwardAlgorithms,
+                                          &returned, results);
   if (s != kCudnnSuccess)
     return fail(error, api_->failed("cudnnGetConvolutionForwardAlgorithm_v7", s));
   const AlgorithmPerf* best = nullptr;

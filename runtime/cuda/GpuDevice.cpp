@@ -342,7 +342,8 @@ bool GpuDevice::sgemm(const float* a, const float* b, float* c, const StridedSge
   if (plan.action == SgemmPlan::Action::Nothing) return true;
   CUstream s = stream(error);
   if (!s) return false;
-  if (plan.action == SgemmPlan::Action::Zero) return zero(c + plan.offset_c, plan.zero_floats, s, error);
+  if (plan.action == SgemmPlan::Action::Zero)
+    return zero(c + plan.offset_c, plan.zero_floats, s, error);
   const Cublas* cublas = Cublas::load(error);
   if (!cublas || !cublas->sgemm(s, plan, a, b, c, error)) return false;
   return settle(s, error);
@@ -378,9 +379,7 @@ bool GpuDevice::sgemm_epilogue(const float* a, const float* b, const float* bias
   if (!lt || !lt->choose(plan, epilogue, a, b, c, &choice, error)) return false;
   return with_workspace(
       choice.workspace_bytes, s,
-      [&](void* workspace) {
-        return lt->matmul(s, plan, choice, a, b, bias, c, workspace, error);
-      },
+      [&](void* workspace) { return lt->matmul(s, plan, choice, a, b, bias, c, workspace, error); },
       error);
 }
 

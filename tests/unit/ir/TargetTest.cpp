@@ -62,9 +62,9 @@ TEST(Target, SgemmScalarsFoldBatchesIntoM) {
   EXPECT_EQ(symbolic::to_string((*args)[kInner]), "1");
   EXPECT_EQ(symbolic::to_string((*args)[kM]), "B*S");
   EXPECT_EQ(symbolic::to_string((*args)[kN]), "64");
-  EXPECT_FALSE(r->scalar_args(
-      {dense_view({sym("B"), 3, 4, 5}), dense_view({sym("B"), 5, 6}), dense_view({sym("B"), 3, 4, 6})},
-      {}, &error));
+  EXPECT_FALSE(r->scalar_args({dense_view({sym("B"), 3, 4, 5}), dense_view({sym("B"), 5, 6}),
+                               dense_view({sym("B"), 3, 4, 6})},
+                              {}, &error));
   EXPECT_EQ(error, "GEMM operands with batch dims of different ranks");
   // A view with neither stride 1 stays a copy: cuBLAS reads a matrix or its transpose.
   StridedView every_other = dense_view({4, 3});

@@ -346,10 +346,12 @@ TEST(VerifierTest, Externs) {
                     f32({1, 1, 3, 3}), "cudnn.conv2d", std::move(attributes)));
     return m;
   };
-  EXPECT_TRUE(clean(conv({{"stride", {1, 1}}, {"padding", {0, 0}}, {"dilation", {1, 1}}, {"groups", {1}}})));
-  EXPECT_TRUE(one_error(conv({{"stride", {1, 1}}}),
-                        "extern conv: routine \"cudnn.conv2d\" takes the attributes stride, padding, "
-                        "dilation and groups, but the extern gives the attribute stride"));
+  EXPECT_TRUE(clean(
+      conv({{"stride", {1, 1}}, {"padding", {0, 0}}, {"dilation", {1, 1}}, {"groups", {1}}})));
+  EXPECT_TRUE(
+      one_error(conv({{"stride", {1, 1}}}),
+                "extern conv: routine \"cudnn.conv2d\" takes the attributes stride, padding, "
+                "dilation and groups, but the extern gives the attribute stride"));
   Module extra;
   extra.add(extern_fn("e", {var("a", f32({4}))}, f32({4}), "lib.e", {{"k", {1}}}));
   EXPECT_TRUE(one_error(extra, "extern e: routine \"lib.e\" takes no attributes, but the extern "

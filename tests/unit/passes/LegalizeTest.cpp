@@ -554,10 +554,9 @@ fn f(x: f32[N, 4, H, W], w: f32[6, 2, 3, 3]) where H >= 3, W >= 3 {
   Ref<ir::ExternFunc> e = out_.ext("f_conv2d_0");
   ASSERT_TRUE(e.defined());
   EXPECT_EQ(e->symbol, "dsc.conv2d");
-  EXPECT_EQ(e->attributes, (std::vector<ir::RoutineAttribute>{{"stride", {2, 1}},
-                                                              {"padding", {1, 1}},
-                                                              {"dilation", {1, 2}},
-                                                              {"groups", {2}}}));
+  EXPECT_EQ(e->attributes,
+            (std::vector<ir::RoutineAttribute>{
+                {"stride", {2, 1}}, {"padding", {1, 1}}, {"dilation", {1, 2}}, {"groups", {2}}}));
 }
 
 TEST_F(LegalizeTest, Pools) {

@@ -2,8 +2,8 @@
 // same convolution (runtime/cuda/Cudnn.h's conv2d_loops, itself checked against the reference
 // interpreter by CudaEmulatorVsReferenceTest): the unrolled windows at the edges of the
 // padding, strides and dilations, groups, the 1x1 convolution read in place, small images side
-// by side in one product, no input channels, and a batch done a chunk of images at a time. The graph-level cases at random
-// shapes are OpsVsReferenceTest's conv2d ones.
+// by side in one product, no input channels, and a batch done a chunk of images at a time. The
+// graph-level cases at random shapes are OpsVsReferenceTest's conv2d ones.
 #include "runtime/Conv2d.h"
 
 #include <gtest/gtest.h>
@@ -28,10 +28,10 @@ struct Case {
 
 // The case's shape, with the result's height and width those of the window.
 Conv2dShape shape_of(const Case& k) {
-  return Conv2dShape{k.n,  k.c,  k.h,  k.w,  k.o,
-                     k.kh, k.kw, positions(k.h, k.pad_h, k.dilation_h, k.kh, k.stride_h),
-                     positions(k.w, k.pad_w, k.dilation_w, k.kw, k.stride_w),
-                     k.groups, k.stride_h, k.stride_w, k.pad_h, k.pad_w, k.dilation_h, k.dilation_w};
+  const int64_t oh = positions(k.h, k.pad_h, k.dilation_h, k.kh, k.stride_h);
+  const int64_t ow = positions(k.w, k.pad_w, k.dilation_w, k.kw, k.stride_w);
+  return {k.n, k.c,      k.h,        k.w,        k.o,     k.kh,    k.kw,         oh,
+          ow,  k.groups, k.stride_h, k.stride_w, k.pad_h, k.pad_w, k.dilation_h, k.dilation_w};
 }
 
 // The largest difference between conv2d_f32 (windows `budget` floats at a time) and the loops.
@@ -48,8 +48,10 @@ float worst_difference(const Case& k, int64_t budget) {
   std::uniform_real_distribution<float> d(-1, 1);
   std::vector<float> x(static_cast<size_t>(s.n * s.c * s.h * s.w) + 1);
   std::vector<float> w(static_cast<size_t>(s.o * s.group_channels() * s.kh * s.kw) + 1);
-  for (float& v : x) v = d(rng);
-  for (float& v : w) v = d(rng);
+  for (float& v : x)
+    v = d(rng);
+  for (float& v : w)
+    v = d(rng);
   const size_t results = static_cast<size_t>(s.n * s.o * s.oh * s.ow);
   std::vector<float> want(results), got(results + 1, NAN);
   got.back() = 7.0f; // past the end: must stay
@@ -67,16 +69,16 @@ float worst_difference(const Case& k, int64_t budget) {
 TEST(Conv2d, MatchesTheDirectLoops) {
   const Case cases[] = {
       // n, c, h, w, o, kh, kw, groups, stride h w, padding h w, dilation h w
-      {1, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},      // padding on every side
-      {2, 4, 9, 13, 6, 3, 2, 2, 2, 3, 2, 0, 1, 1},     // two groups, strides 2 and 3
-      {1, 2, 11, 8, 3, 3, 3, 1, 1, 1, 2, 2, 2, 2},     // dilation 2 with padding 2
-      {3, 16, 6, 6, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1},   // depthwise
-      {2, 5, 1, 1, 7, 1, 1, 1, 1, 1, 0, 0, 1, 1},      // a single pixel
-      {1, 1, 2, 2, 1, 5, 5, 1, 1, 1, 2, 2, 1, 1},      // a window wider than the image
-      {1, 3, 17, 31, 8, 7, 7, 1, 2, 2, 3, 3, 1, 1},    // ResNet's stem, at a prime size
-      {2, 8, 5, 7, 12, 1, 1, 4, 1, 1, 0, 0, 1, 1},     // 1x1, read in place, with groups
-      {2, 6, 5, 7, 4, 1, 1, 2, 2, 1, 0, 0, 1, 1},      // 1x1 with a stride: unrolled
-      {3, 4, 5, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},      // small images, side by side
+      {1, 3, 7, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},    // padding on every side
+      {2, 4, 9, 13, 6, 3, 2, 2, 2, 3, 2, 0, 1, 1},   // two groups, strides 2 and 3
+      {1, 2, 11, 8, 3, 3, 3, 1, 1, 1, 2, 2, 2, 2},   // dilation 2 with padding 2
+      {3, 16, 6, 6, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1}, // depthwise
+      {2, 5, 1, 1, 7, 1, 1, 1, 1, 1, 0, 0, 1, 1},    // a single pixel
+      {1, 1, 2, 2, 1, 5, 5, 1, 1, 1, 2, 2, 1, 1},    // a window wider than the image
+      {1, 3, 17, 31, 8, 7, 7, 1, 2, 2, 3, 3, 1, 1},  // ResNet's stem, at a prime size
+      {2, 8, 5, 7, 12, 1, 1, 4, 1, 1, 0, 0, 1, 1},   // 1x1, read in place, with groups
+      {2, 6, 5, 7, 4, 1, 1, 2, 2, 1, 0, 0, 1, 1},    // 1x1 with a stride: unrolled
+      {3, 4, 5, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},    // small images, side by side
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(std::to_string(k.n) + "x" + std::to_string(k.c) + "x" + std::to_string(k.h) + "x" +
@@ -99,7 +101,8 @@ TEST(Conv2d, NoInputChannelsGiveZeros) {
   const Conv2dShape s{2, 0, 3, 3, 4, 1, 1, 3, 3, 1, 1, 1, 0, 0, 1, 1};
   std::vector<float> y(72, 5.0f);
   conv2d_f32(nullptr, nullptr, y.data(), s, kColumnFloats);
-  for (float v : y) EXPECT_EQ(v, 0.0f);
+  for (float v : y)
+    EXPECT_EQ(v, 0.0f);
 }
 
 } // namespace

@@ -42,7 +42,8 @@ TEST(CudaCublasLt, LoopsFinishEachElementOfAStridedResult) {
   const std::vector<float> bias = {0.5f, -2.0f, 1.0f};
   for (GemmEpilogue e : {GemmEpilogue::Bias, GemmEpilogue::BiasRelu, GemmEpilogue::BiasGeluTanh}) {
     std::vector<float> c(100);
-    for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(i % 7) - 3.0f;
+    for (size_t i = 0; i < c.size(); ++i)
+      c[i] = static_cast<float>(i % 7) - 3.0f;
     const std::vector<float> before = c;
     apply_epilogue_loops(p, e, bias.data(), c.data());
     std::vector<bool> touched(c.size());

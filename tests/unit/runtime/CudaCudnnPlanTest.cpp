@@ -20,7 +20,8 @@ using ::testing::HasSubstr;
 Conv2d conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh, int64_t kw,
             int64_t oh, int64_t ow, int64_t groups = 1, int64_t stride = 1, int64_t pad = 0,
             int64_t dilation = 1) {
-  return Conv2d{n, c, h, w, o, kh, kw, oh, ow, groups, stride, stride, pad, pad, dilation, dilation};
+  return Conv2d{n,  c,      h,      w,      o,   kh,  kw,       oh,
+                ow, groups, stride, stride, pad, pad, dilation, dilation};
 }
 
 std::string refusal(const Conv2d& c) {
@@ -56,7 +57,8 @@ TEST(CudaCudnnPlan, EmptyResultsAndNoInputChannels) {
   EXPECT_EQ(plan.zero_floats, 2 * 4 * 3 * 3);
   std::vector<float> y(72, 5.0f);
   conv2d_loops(plan, nullptr, nullptr, y.data());
-  for (float v : y) EXPECT_EQ(v, 0.0f);
+  for (float v : y)
+    EXPECT_EQ(v, 0.0f);
 }
 
 TEST(CudaCudnnPlan, RefusesWhatIsNoConvolution) {
@@ -111,7 +113,8 @@ TEST(CudaCudnnPlan, LoopsCrossCorrelateWithZeroPadding) {
 // channels 2 and 3 (1x1 filters of ones).
 TEST(CudaCudnnPlan, LoopsReadEachGroupsChannels) {
   std::vector<float> x(4 * 2 * 2);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(1 << (i / 4));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(1 << (i / 4));
   const std::vector<float> w = {1, 1, 1, 1};
   Conv2dPlan plan;
   std::string error;

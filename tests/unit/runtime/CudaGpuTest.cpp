@@ -1,8 +1,8 @@
 // The GPU device (runtime/cuda/GpuDevice.h) on a real GPU: memory and copies, modules of
 // hand-written PTX, launches with large dynamic shared memory, cuBLAS against the CPU's
-// product, cuBLASLt's epilogues and cuDNN against the emulator's loops, and a CUDA function called through call_host_function as built models are. Every
-// test is skipped where there is no device; on such a machine the first one checks that the
-// reason is a clean "no CUDA device" message.
+// product, cuBLASLt's epilogues and cuDNN against the emulator's loops, and a CUDA function called
+// through call_host_function as built models are. Every test is skipped where there is no device;
+// on such a machine the first one checks that the reason is a clean "no CUDA device" message.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -265,8 +265,8 @@ TEST(CudaGpu, SgemmMatchesTheCpu) {
     std::vector<float> poison(want.size(), NAN);
     float* dc = upload(poison);
     std::string error;
-    ASSERT_TRUE(gpu()->sgemm(da, db, dc, cuda::StridedSgemm::dense(c.batch, c.m, c.n, c.k, as, bs, c.trans_b),
-                             &error))
+    ASSERT_TRUE(gpu()->sgemm(
+        da, db, dc, cuda::StridedSgemm::dense(c.batch, c.m, c.n, c.k, as, bs, c.trans_b), &error))
         << error;
     std::vector<float> got = download(dc, want.size());
     for (size_t i = 0; i < want.size(); ++i)
@@ -295,10 +295,11 @@ TEST(CudaGpu, SgemmEpilogueMatchesTheLoops) {
                    "x" + std::to_string(c.k) + " epilogue " + std::to_string(static_cast<int>(e)));
       const cuda::StridedSgemm p =
           cuda::StridedSgemm::dense(c.batch, c.m, c.n, c.k, c.m * c.k, 0, c.trans_b);
-      std::vector<float> a(static_cast<size_t>(c.batch * c.m * c.k)), b(static_cast<size_t>(c.k * c.n)),
-          bias(static_cast<size_t>(c.n));
+      std::vector<float> a(static_cast<size_t>(c.batch * c.m * c.k)),
+          b(static_cast<size_t>(c.k * c.n)), bias(static_cast<size_t>(c.n));
       for (std::vector<float>* v : {&a, &b, &bias})
-        for (float& x : *v) x = d(rng);
+        for (float& x : *v)
+          x = d(rng);
       std::vector<float> want(static_cast<size_t>(c.batch * c.m * c.n));
       for (int64_t i = 0; i < c.batch; ++i)
         sgemm_loops(a.data() + i * c.m * c.k, b.data(), want.data() + i * c.m * c.n, c.m, c.n, c.k,
@@ -313,7 +314,8 @@ TEST(CudaGpu, SgemmEpilogueMatchesTheLoops) {
       std::vector<float> got = download(dc, want.size());
       for (size_t i = 0; i < want.size(); ++i)
         ASSERT_NEAR(got[i], want[i], 1e-4 * std::max(1.0f, std::fabs(want[i]))) << i;
-      for (float* ptr : {da, db, dbias, dc}) gpu()->release(ptr);
+      for (float* ptr : {da, db, dbias, dc})
+        gpu()->release(ptr);
     }
   }
 }
@@ -337,7 +339,8 @@ TEST(CudaGpu, CublasLtReluOfNan) {
   std::printf("cuBLASLt's ReLU of NaN gives %g\n", got[3]);
   EXPECT_TRUE(std::isnan(got[3]) || got[3] == 0.0f) << got[3];
   EXPECT_EQ(got[0], 4.0f);
-  for (float* ptr : {da, db, dbias, dc}) gpu()->release(ptr);
+  for (float* ptr : {da, db, dbias, dc})
+    gpu()->release(ptr);
 }
 
 // cuDNN's convolution (its heuristics' algorithm, its workspace from the device's allocator)
@@ -354,23 +357,27 @@ TEST(CudaGpu, Conv2dMatchesTheLoops) {
   struct Case {
     int64_t n, c, h, w, o, kh, kw, groups, stride, pad, dilation;
   };
-  for (Case k : {Case{1, 3, 7, 5, 4, 3, 2, 1, 1, 1, 1}, Case{2, 16, 33, 17, 16, 3, 3, 16, 2, 1, 1},
-                 Case{3, 8, 13, 13, 12, 3, 3, 2, 1, 2, 2}, Case{4, 64, 56, 56, 64, 1, 1, 1, 1, 0, 1},
-                 Case{1, 3, 224, 224, 64, 7, 7, 1, 2, 3, 1}}) {
-    cuda::Conv2d conv{k.n,  k.c,      k.h,      k.w,   k.o,   k.kh,       k.kw,
-                      out(k.h, k.pad, k.dilation, k.kh, k.stride),
-                      out(k.w, k.pad, k.dilation, k.kw, k.stride),
-                      k.groups, k.stride, k.stride, k.pad, k.pad, k.dilation, k.dilation};
-    SCOPED_TRACE(std::to_string(k.n) + "x" + std::to_string(k.c) + "x" + std::to_string(k.h) +
-                 "x" + std::to_string(k.w) + " * " + std::to_string(k.o) + "x" +
-                 std::to_string(k.kh) + "x" + std::to_string(k.kw));
+  for (Case k :
+       {Case{1, 3, 7, 5, 4, 3, 2, 1, 1, 1, 1}, Case{2, 16, 33, 17, 16, 3, 3, 16, 2, 1, 1},
+        Case{3, 8, 13, 13, 12, 3, 3, 2, 1, 2, 2}, Case{4, 64, 56, 56, 64, 1, 1, 1, 1, 0, 1},
+        Case{1, 3, 224, 224, 64, 7, 7, 1, 2, 3, 1}}) {
+    const int64_t oh = out(k.h, k.pad, k.dilation, k.kh, k.stride);
+    const int64_t ow = out(k.w, k.pad, k.dilation, k.kw, k.stride);
+    const cuda::Conv2d conv{k.n,   k.c,   k.h,        k.w,       k.o,      k.kh,
+                            k.kw,  oh,    ow,         k.groups,  k.stride, k.stride,
+                            k.pad, k.pad, k.dilation, k.dilation};
+    SCOPED_TRACE(std::to_string(k.n) + "x" + std::to_string(k.c) + "x" + std::to_string(k.h) + "x" +
+                 std::to_string(k.w) + " * " + std::to_string(k.o) + "x" + std::to_string(k.kh) +
+                 "x" + std::to_string(k.kw));
     cuda::Conv2dPlan plan;
     std::string error;
     ASSERT_TRUE(cuda::plan_conv2d(conv, &plan, &error)) << error;
     std::vector<float> x(static_cast<size_t>(k.n * k.c * k.h * k.w));
     std::vector<float> w(static_cast<size_t>(k.o * (k.c / k.groups) * k.kh * k.kw));
-    for (float& v : x) v = d(rng);
-    for (float& v : w) v = d(rng);
+    for (float& v : x)
+      v = d(rng);
+    for (float& v : w)
+      v = d(rng);
     std::vector<float> want(static_cast<size_t>(k.n * k.o * conv.oh * conv.ow));
     cuda::conv2d_loops(plan, x.data(), w.data(), want.data());
     float* dx = upload(x);
@@ -495,7 +502,8 @@ TEST(CudaGpu, ConcurrentCalls) {
         float* da = upload(a);
         float* db = upload(b);
         auto* dc = static_cast<float*>(gpu()->allocate(4 * 3 * 4, "c", &error));
-        if (!gpu()->sgemm(da, db, dc, cuda::StridedSgemm::dense(1, 4, 3, n, 0, 0, false), &error)) failures[t] = error;
+        if (!gpu()->sgemm(da, db, dc, cuda::StridedSgemm::dense(1, 4, 3, n, 0, 0, false), &error))
+          failures[t] = error;
         std::vector<float> got = download(dc, 12), want(12);
         sgemm_loops(a.data(), b.data(), want.data(), 4, 3, n, false);
         for (size_t i = 0; i < 12 && failures[t].empty(); ++i)

@@ -120,13 +120,17 @@ TEST(CudaNoDevice, HostAbiFunctionsRecordErrors) {
   {
     dsc_call call(&info);
     float a[1], b[1], bias[1], c[1];
-    EXPECT_EQ(dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32(&call, a, b, bias, c, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1), 1);
-    EXPECT_THAT(call.error, StartsWith("cublaslt.sgemm_bias_gelu_tanh of 'layer': " + std::string(kReason)));
+    EXPECT_EQ(dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32(&call, a, b, bias, c, 1, 1, 1, 1, 1, 0, 0, 0,
+                                                       1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1),
+              1);
+    EXPECT_THAT(call.error,
+                StartsWith("cublaslt.sgemm_bias_gelu_tanh of 'layer': " + std::string(kReason)));
   }
   {
     dsc_call call(&info);
     float x[1], w[1], y[1];
-    EXPECT_EQ(dsc_rt_cudnn_conv2d_f32(&call, x, w, y, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1), 1);
+    EXPECT_EQ(
+        dsc_rt_cudnn_conv2d_f32(&call, x, w, y, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1), 1);
     EXPECT_THAT(call.error, StartsWith("cudnn.conv2d of 'layer': " + std::string(kReason)));
   }
   {
