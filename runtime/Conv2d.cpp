@@ -2,11 +2,12 @@
 // on dsc's own GEMM (runtime/gemm/Gemm.h).
 //
 // Each group's weights are a matrix W_g [O/g x (C/g * KH * KW)] as they are stored (OIHW). The
-// input windows are unrolled (im2col) into a matrix col [(C/g * KH * KW) x (OH * OW)] per image
-// and group, zeros where a window reaches into the padding, so that the group's result, stored
-// NCHW, is the product W_g @ col: one strided batched GEMM over images and groups. A 1x1
-// convolution with stride 1 and no padding reads its input as col in place. The unrolled
-// windows of at most kColumnFloats floats are made at a time, a chunk of images per GEMM call.
+// input windows are unrolled (im2col) into a matrix col [(C/g * KH * KW) x pixels], zeros where
+// a window reaches into the padding, so that the group's result, stored NCHW, is the product
+// W_g @ col. An image is done a tile of output rows at a time (a range of C's columns), its
+// windows at most kColumnFloats, so that the product reads them from cache rather than memory;
+// small images are side by side in one product instead, and a 1x1 convolution with stride 1
+// and no padding reads its input as col in place.
 
 #include "runtime/Conv2d.h"
 
@@ -20,10 +21,13 @@ namespace dsc::runtime {
 
 namespace {
 
-// col rows (ci, y, x) of image `image` and group `g`, each oh * ow long: the input element each
-// output position's window reads there, or 0 in the padding.
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Row (ci, y, x) of image `image` and group `g`'s windows, for output rows [oy0, oy1): at each
+// output position of those rows, the input element its window reads there, or 0 in the
+// padding; (oy1 - oy0) * ow floats.
 void unroll_row(const Conv2dShape& s, const float* x, int64_t image, int64_t g, int64_t row,
-                float* out) {
+                int64_t oy0, int64_t oy1, float* out) {
   const int64_t ci = row / (s.kh * s.kw), ky = row / s.kw % s.kh, kx = row % s.kw;
   const float* plane = x + (image * s.c + g * s.group_channels() + ci) * s.h * s.w;
   if (s.stride_h == 1 && s.stride_w == 1 && s.ow == s.w) {
@@ -31,29 +35,29 @@ void unroll_row(const Conv2dShape& s, const float* x, int64_t image, int64_t g, 
     // shifted copy of the plane, then the columns that wrapped into a neighbouring row are
     // zeroed.
     const int64_t x0 = kx * s.dilation_w - s.pad_w, y0 = ky * s.dilation_h - s.pad_h;
-    const int64_t lo = std::clamp<int64_t>(-y0, 0, s.oh),
-                  hi = std::clamp<int64_t>(s.h - y0, lo, s.oh);
-    std::fill(out, out + lo * s.ow, 0.0f);
-    std::fill(out + hi * s.ow, out + s.oh * s.ow, 0.0f);
-    // out[lo * ow + i] is plane[start + i], for the i that lie inside the plane.
+    const int64_t lo = std::clamp<int64_t>(-y0, oy0, oy1),
+                  hi = std::clamp<int64_t>(s.h - y0, lo, oy1);
+    std::fill(out, out + (lo - oy0) * s.ow, 0.0f);
+    std::fill(out + (hi - oy0) * s.ow, out + (oy1 - oy0) * s.ow, 0.0f);
+    // body[i] is plane[start + i], for the i that lie inside the plane.
     const int64_t start = (lo + y0) * s.w + x0, count = (hi - lo) * s.ow;
     const int64_t first = std::clamp<int64_t>(-start, 0, count);
     const int64_t last = std::clamp<int64_t>(s.h * s.w - start, first, count);
-    float* body = out + lo * s.ow;
+    float* body = out + (lo - oy0) * s.ow;
     std::fill(body, body + first, 0.0f);
     std::memcpy(body + first, plane + start + first,
                 static_cast<size_t>(last - first) * sizeof(float));
     std::fill(body + last, body + count, 0.0f);
     const int64_t left = std::clamp<int64_t>(-x0, 0, s.ow),
                   right = std::clamp<int64_t>(s.w - x0, left, s.ow);
-    for (int64_t oy = lo; oy < hi; ++oy) {
-      std::fill(out + oy * s.ow, out + oy * s.ow + left, 0.0f);
-      std::fill(out + oy * s.ow + right, out + (oy + 1) * s.ow, 0.0f);
+    for (int64_t r = 0; r < hi - lo; ++r) {
+      std::fill(body + r * s.ow, body + r * s.ow + left, 0.0f);
+      std::fill(body + r * s.ow + right, body + (r + 1) * s.ow, 0.0f);
     }
     return;
   }
-  for (int64_t oy = 0; oy < s.oh; ++oy) {
-    float* line = out + oy * s.ow;
+  for (int64_t oy = oy0; oy < oy1; ++oy) {
+    float* line = out + (oy - oy0) * s.ow;
     const int64_t iy = oy * s.stride_h - s.pad_h + ky * s.dilation_h;
     if (iy < 0 || iy >= s.h) {
       std::memset(line, 0, static_cast<size_t>(s.ow) * sizeof(float));
@@ -105,27 +109,27 @@ void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& s,
                             /*c*/ 0, image_out, out_group * s.pixels(), s.pixels());
     return;
   }
-  const int64_t image_columns = groups * s.depth() * s.pixels();
-  const int64_t chunk = std::clamp<int64_t>(column_floats / image_columns, 1, s.n);
   thread_local gemm::Scratch columns, merged_result;
-  float* col = columns.get(chunk * image_columns);
   ThreadPool& pool = global_thread_pool();
-  for (int64_t first = 0; first < s.n; first += chunk) {
-    const int64_t images = std::min(chunk, s.n - first);
-    float* out = y + first * image_out;
-    if (groups == 1 && images > 1 && s.pixels() < kMergedPixels) {
-      // Small images side by side: col [depth x images * pixels], one product into a scratch
-      // [O x images * pixels], whose rows are then scattered to the images.
+  if (groups == 1 && s.n > 1 && s.pixels() < kMergedPixels) {
+    // Small images side by side, a chunk at a time: col [depth x images * pixels], one
+    // product into a scratch [O x images * pixels], whose rows are then scattered to the
+    // images.
+    const int64_t chunk = std::clamp<int64_t>(column_floats / (s.depth() * s.pixels()), 1, s.n);
+    float* col = columns.get(chunk * s.depth() * s.pixels());
+    for (int64_t first = 0; first < s.n; first += chunk) {
+      const int64_t images = std::min(chunk, s.n - first);
       const int64_t wide = images * s.pixels();
       pool.parallel_for(images * s.depth(), 8, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t image = r / s.depth(), row = r % s.depth();
-          unroll_row(s, x, first + image, 0, row, col + row * wide + image * s.pixels());
+          unroll_row(s, x, first + image, 0, row, 0, s.oh, col + row * wide + image * s.pixels());
         }
       });
       float* result = merged_result.get(s.o * wide);
-      dsc_rt_gemm_f32_strided(w, col, result, 1, 1, s.o, wide, s.depth(), 0, 0, 0, s.depth(), 1, 0,
-                              0, 0, wide, 1, 0, 0, 0, wide);
+      dsc_rt_gemm_f32_strided(w, col, result, 1, 1, s.o, wide, s.depth(), 0, 0, 0, s.depth(), 1,
+                              0, 0, 0, wide, 1, 0, 0, 0, wide);
+      float* out = y + first * image_out;
       pool.parallel_for(images * s.o, 16, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t image = r / s.o, channel = r % s.o;
@@ -134,19 +138,44 @@ void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& s,
                       static_cast<size_t>(s.pixels()) * sizeof(float));
         }
       });
-      continue;
     }
-    pool.parallel_for(images * groups * s.depth(), 8, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t image = r / (groups * s.depth()), g = r / s.depth() % groups;
-        unroll_row(s, x, first + image, g, r % s.depth(), col + r * s.pixels());
-      }
-    });
-    dsc_rt_gemm_f32_strided(w, col, out, images * groups, groups, out_group, s.pixels(), s.depth(),
-                            /*a*/ 0, 0, a_group, s.depth(), 1,
-                            /*b*/ 0, image_columns, s.depth() * s.pixels(), s.pixels(), 1,
-                            /*c*/ 0, image_out, out_group * s.pixels(), s.pixels());
+    return;
   }
+  // Each image a tile of output rows at a time, the tile's windows within the budget, so that
+  // the product reads them from cache: the tile is a range of C's columns, in every group.
+  const int64_t tile_rows =
+      std::clamp<int64_t>(column_floats / (groups * s.depth() * s.ow), 1, s.oh);
+  const int64_t tiles = ceil_div(s.oh, tile_rows);
+  // Tile t of image i: its windows unrolled by `unroll` (a loop over the rows of col), then
+  // its products.
+  auto run_tile = [&](int64_t i, int64_t t, float* col, auto&& unroll) {
+    const int64_t oy0 = t * tile_rows, oy1 = std::min(s.oh, oy0 + tile_rows);
+    const int64_t tile = (oy1 - oy0) * s.ow;
+    unroll(groups * s.depth(), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r)
+        unroll_row(s, x, i, r / s.depth(), r % s.depth(), oy0, oy1, col + r * tile);
+    });
+    dsc_rt_gemm_f32_strided(w, col, y + i * image_out + oy0 * s.ow, groups, 1, out_group, tile,
+                            s.depth(),
+                            /*a*/ 0, a_group, 0, s.depth(), 1,
+                            /*b*/ 0, s.depth() * tile, 0, tile, 1,
+                            /*c*/ 0, out_group * s.pixels(), 0, s.pixels());
+  };
+  const int64_t col_floats = groups * s.depth() * tile_rows * s.ow;
+  if (s.n * tiles >= 2 * pool.num_threads()) {
+    // Tiles enough for every thread: each runs whole tiles, its windows in its own cache.
+    pool.parallel_for(s.n * tiles, 1, [&](int64_t begin, int64_t end) {
+      float* col = columns.get(col_floats);
+      for (int64_t q = begin; q < end; ++q)
+        run_tile(q / tiles, q % tiles, col, [](int64_t rows, auto&& f) { f(0, rows); });
+    });
+    return;
+  }
+  // Few tiles: each one's unrolling and products are split over the threads.
+  float* col = columns.get(col_floats);
+  for (int64_t q = 0; q < s.n * tiles; ++q)
+    run_tile(q / tiles, q % tiles, col,
+             [&](int64_t rows, auto&& f) { pool.parallel_for(rows, 8, f); });
 }
 
 } // namespace dsc::runtime

@@ -17,9 +17,9 @@ struct Conv2dShape {
   int64_t pixels() const { return oh * ow; }                   // each product's n
 };
 
-// The unrolled windows' budget per call, in floats (64 MiB): a larger batch is done a chunk of
-// images at a time.
-constexpr int64_t kColumnFloats = int64_t{16} << 20;
+// The unrolled windows' budget, in floats (1 MiB, within a core's L2): an image is done a tile
+// of output rows at a time, and small images side by side a chunk of images at a time.
+constexpr int64_t kColumnFloats = int64_t{256} << 10;
 
 // Below this many output pixels per image (a 32 x 32 result), the images of a chunk (of one
 // group) are one product side by side rather than a product each, so each block of weights is
@@ -27,7 +27,7 @@ constexpr int64_t kColumnFloats = int64_t{16} << 20;
 constexpr int64_t kMergedPixels = 1024;
 
 // y = conv2d(x, w) for `shape`, unrolling at most `column_floats` floats of windows at a time
-// (at least one image's).
+// (at least one output row's, or one small image's).
 void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& shape,
                 int64_t column_floats);
 
