@@ -109,7 +109,8 @@ run)
       --compare-outputs="$expect" --rtol=1e-3 --atol=1e-4 && echo "ok   conv_block at $shape" \
       || echo "FAIL conv_block at $shape"
   done
-  .gpu/bin/dsc-run .gpu/conv_block_cuda.so --shape N=8,H=224,W=224 --random-weights --bench=50 -q
+  .gpu/bin/dsc-run .gpu/conv_block_cuda.so --shape N=8,H=224,W=224 --random-weights --bench=50 -q \
+    || echo "FAIL: conv_block timing (above)"
   # Awkward shapes first (1, primes), checked against PyTorch on the GPU, then the benchmark.
   python3 bench/gpu/run.py --dsc-run .gpu/bin/dsc-run --model .gpu/bert_layer_cuda.so \
     --shapes 1x1,2x7,3x61,1x512 --runs 3 --warmup 1 --no-compile
