@@ -15,13 +15,12 @@
 #include <cstring>
 
 #include "runtime/ThreadPool.h"
+#include "runtime/gemm/Packing.h"
 #include "runtime/gemm/Scratch.h"
 
 namespace dsc::runtime {
 
 namespace {
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Row (ci, y, x) of image `image` and group `g`'s windows, for output rows [oy0, oy1): at each
 // output position of those rows, the input element its window reads there, or 0 in the
@@ -145,7 +144,7 @@ void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& s,
   // the product reads them from cache: the tile is a range of C's columns, in every group.
   const int64_t tile_rows =
       std::clamp<int64_t>(column_floats / (groups * s.depth() * s.ow), 1, s.oh);
-  const int64_t tiles = ceil_div(s.oh, tile_rows);
+  const int64_t tiles = gemm::ceil_div(s.oh, tile_rows);
   // Tile t of image i: its windows unrolled by `unroll` (a loop over the rows of col), then
   // its products.
   auto run_tile = [&](int64_t i, int64_t t, float* col, auto&& unroll) {

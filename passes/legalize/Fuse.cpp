@@ -35,6 +35,12 @@ constexpr size_t kDuplicableNodes = 48;
 constexpr const char* kGemm = "dsc.sgemm";
 constexpr const char* kGemmChain = "dsc.sgemm_chain";
 
+// How `call`'s routine reads operand k: through its strided view, or as it is.
+ir::StridedView operand_layout(const LibraryCall& call, size_t k) {
+  return k < call.views.size() && call.views[k] ? *call.views[k]
+                                                : ir::dense_view(call.args[k]->type.shape);
+}
+
 void vars_read(const ir::Expr& e, std::vector<VarKey>& out) {
   struct Vars : ir::IRVisitor {
     std::vector<VarKey>& out;
@@ -406,10 +412,7 @@ private:
       // stride; dsc's GEMM steps through at most two batch dims), asked as lowering will.
       std::vector<ir::StridedView> layouts;
       for (size_t a = 0; a < call.args.size(); ++a)
-        layouts.push_back(a == k ? *view
-                                 : a < call.views.size() && call.views[a]
-                                       ? *call.views[a]
-                                       : ir::dense_view(call.args[a]->type.shape));
+        layouts.push_back(a == k ? *view : operand_layout(call, a));
       layouts.push_back(call.result_view.value_or(ir::dense_view(c.desc->type.shape)));
       if (std::string why; !routine->scalar_args(layouts, call.attributes, &why)) {
         refuse(items_[chain.front()], c, "the routine cannot read the operand in place: " + why);
@@ -886,9 +889,7 @@ private:
     std::string why = ir::permutation_mismatch(view, c.desc->type);
     std::vector<ir::StridedView> layouts;
     for (size_t a = 0; a < library.args.size(); ++a)
-      layouts.push_back(a < library.views.size() && library.views[a]
-                            ? *library.views[a]
-                            : ir::dense_view(library.args[a]->type.shape));
+      layouts.push_back(operand_layout(library, a));
     layouts.push_back(view);
     if (why.empty() && !routine->scalar_args(layouts, library.attributes, &why)) {
       refuse(p, c, "the product cannot be written through the map's layout: " + why);
@@ -1021,13 +1022,9 @@ private:
       return std::nullopt;
     }
     const ir::LibraryRoutine* routine = ir::find_library_routine(finished->routine);
-    auto layout = [&](size_t a) {
-      return a < library.views.size() && library.views[a]
-                 ? *library.views[a]
-                 : ir::dense_view(library.args[a]->type.shape);
-    };
     const ir::Expr& bias = epilogue.inputs[finished->bias_input].arg;
-    std::vector<ir::StridedView> layouts = {layout(0), layout(1), ir::dense_view(bias->type.shape),
+    std::vector<ir::StridedView> layouts = {operand_layout(library, 0), operand_layout(library, 1),
+                                            ir::dense_view(bias->type.shape),
                                             ir::dense_view(p.desc->type.shape)};
     if (!routine || !routine->scalar_args(layouts, library.attributes, &why)) {
       refuse(p, c, "cuBLASLt cannot take the product so: " + why);
@@ -1099,7 +1096,7 @@ private:
     // as lowering will.
     std::vector<ir::StridedView> layouts;
     for (size_t a = 0; a < merged.args.size(); ++a)
-      layouts.push_back(view_of(merged, a).value_or(ir::dense_view(merged.args[a]->type.shape)));
+      layouts.push_back(operand_layout(merged, a));
     layouts.push_back(merged.result_view.value_or(ir::dense_view(c.desc->type.shape)));
     std::string why;
     std::optional<std::vector<sym::Expr>> scalars =

@@ -123,24 +123,20 @@ int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm,
   return 0;
 }
 
-DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_f32) {
-  return cublaslt_sgemm(call, "cublaslt.sgemm_bias", GemmEpilogue::Bias, a, bm, bias, c,
-                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col, b_offset,
-                         b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner, c_row});
-}
-
-DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_relu_f32) {
-  return cublaslt_sgemm(call, "cublaslt.sgemm_bias_relu", GemmEpilogue::BiasRelu, a, bm, bias, c,
-                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col, b_offset,
-                         b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner, c_row});
-}
-
-DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32) {
-  return cublaslt_sgemm(call, "cublaslt.sgemm_bias_gelu_tanh", GemmEpilogue::BiasGeluTanh, a, bm,
-                        bias, c,
-                        {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col, b_offset,
-                         b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner, c_row});
-}
+// The three cublaslt.sgemm_* entry points (HostABI.h), each the product and its epilogue.
+#define DSC_DEFINE_CUBLASLT_SGEMM(name, routine, epilogue)                                        \
+  DSC_CUBLASLT_SGEMM(name) {                                                                       \
+    return cublaslt_sgemm(call, routine, epilogue, a, bm, bias, c,                                 \
+                          {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col,        \
+                           b_offset, b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner,   \
+                           c_row});                                                                \
+  }
+DSC_DEFINE_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_f32, "cublaslt.sgemm_bias", GemmEpilogue::Bias)
+DSC_DEFINE_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_relu_f32, "cublaslt.sgemm_bias_relu",
+                          GemmEpilogue::BiasRelu)
+DSC_DEFINE_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32,
+                          "cublaslt.sgemm_bias_gelu_tanh", GemmEpilogue::BiasGeluTanh)
+#undef DSC_DEFINE_CUBLASLT_SGEMM
 
 int32_t dsc_rt_cudnn_conv2d_f32(dsc_call* call, const float* x, const float* w, float* y, int64_t n,
                                 int64_t c, int64_t h, int64_t width, int64_t o, int64_t kh,

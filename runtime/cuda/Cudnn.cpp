@@ -340,14 +340,12 @@ bool Cudnn::choose(CUstream stream, const Conv2dPlan& plan, Choice* choice,
   return true;
 }
 
-bool Cudnn::forward(CUstream stream, const Conv2dPlan& plan, const Choice& choice, const float* x,
-                    const float* w, float* y, void* workspace, std::string* error) const {
-  if (plan.action != Conv2dPlan::Action::Convolve) return true;
-  ThreadState* t = prepare(api_, stream, plan, error);
-  if (!t) return false;
+bool Cudnn::forward(const Choice& choice, const float* x, const float* w, float* y,
+                    void* workspace, std::string* error) const {
+  const ThreadState& t = t_state; // as choose() left it
   const float alpha = 1.0f, beta = 0.0f;
-  cudnnStatus s = api_->forward(t->handle, &alpha, t->x, x, t->w, w, t->conv, choice.algorithm,
-                                workspace, choice.workspace_bytes, &beta, t->y, y);
+  cudnnStatus s = api_->forward(t.handle, &alpha, t.x, x, t.w, w, t.conv, choice.algorithm,
+                                workspace, choice.workspace_bytes, &beta, t.y, y);
   if (s != kCudnnSuccess) return fail(error, api_->failed("cudnnConvolutionForward", s));
   return true;
 }

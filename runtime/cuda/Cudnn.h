@@ -40,7 +40,6 @@ struct Conv2dPlan {
 
   // The input channels each output channel reads.
   int group_channels() const { return c / groups; }
-  bool operator==(const Conv2dPlan&) const = default;
 };
 
 // The plan for `conv`, HostABI.h's scalars of dsc_rt_cudnn_conv2d_f32. False with *error set
@@ -66,10 +65,11 @@ public:
   // handle (made on first use, bound to `stream`, destroyed when the thread ends). The caller
   // has made the device's context current.
   bool choose(CUstream stream, const Conv2dPlan& plan, Choice* choice, std::string* error) const;
-  // Runs a Convolve plan on `stream` with `choice`; `workspace` has choice.workspace_bytes of
-  // device memory (null when 0). x, w and y are device pointers.
-  bool forward(CUstream stream, const Conv2dPlan& plan, const Choice& choice, const float* x,
-               const float* w, float* y, void* workspace, std::string* error) const;
+  // Runs the plan of the calling thread's last choose() (its handle and descriptors, set
+  // there) with `choice`; `workspace` has choice.workspace_bytes of device memory (null when
+  // 0). x, w and y are device pointers.
+  bool forward(const Choice& choice, const float* x, const float* w, float* y, void* workspace,
+               std::string* error) const;
 
   struct Api; // the entry points (Cudnn.cpp)
 

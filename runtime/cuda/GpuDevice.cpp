@@ -362,7 +362,7 @@ bool GpuDevice::conv2d(const float* x, const float* w, float* y, const Conv2d& c
   if (!cudnn || !cudnn->choose(s, plan, &choice, error)) return false;
   return with_workspace(
       choice.workspace_bytes, s,
-      [&](void* workspace) { return cudnn->forward(s, plan, choice, x, w, y, workspace, error); },
+      [&](void* workspace) { return cudnn->forward(choice, x, w, y, workspace, error); },
       error);
 }
 
