@@ -133,17 +133,9 @@ namespace {
 
 // One plan's descriptors and algorithm on a thread.
 struct Prepared {
-  const CublasLt::Api* api = nullptr;
-  cublasLtMatmulDesc desc = nullptr;
-  cublasLtMatrixLayout a = nullptr, b = nullptr, c = nullptr;
+  CublasLt::Descriptors descriptors;
   Algorithm algorithm{};
   uint64_t workspace_bytes = 0;
-  ~Prepared() {
-    if (c) api->layout_destroy(c);
-    if (b) api->layout_destroy(b);
-    if (a) api->layout_destroy(a);
-    if (desc) api->desc_destroy(desc);
-  }
 };
 
 using Key = std::array<int64_t, 16>;
@@ -233,6 +225,57 @@ const CublasLt* CublasLt::load(std::string* error) {
   return lt;
 }
 
+CublasLt::Descriptors::~Descriptors() {
+  if (preference) api->preference_destroy(preference);
+  for (cublasLtMatrixLayout layout : {c, b, a})
+    if (layout) api->layout_destroy(layout);
+  if (product) api->desc_destroy(product);
+}
+
+bool CublasLt::describe(const SgemmPlan& plan, GemmEpilogue epilogue,
+                        const std::array<uint32_t, 3>& alignment, Descriptors* out,
+                        std::string* error) const {
+  out->api = api_;
+  cublasStatus s = api_->desc_create(&out->product, kComputeFloat, kCudaR32F);
+  if (s != kSuccess) {
+    out->product = nullptr;
+    return fail(error, api_->failed("cublasLtMatmulDescCreate", s));
+  }
+  // cuBLAS's A is our B, its B our A (Cublas.h); its m x n D is our C transposed.
+  const int32_t transa = plan.transa ? kOpT : kOpN, transb = plan.transb ? kOpT : kOpN;
+  const uint32_t mode = lt_epilogue(epilogue);
+  const int64_t bias_stride = 0; // one bias for every product of the batch
+  const std::pair<int, std::pair<const void*, size_t>> attributes[] = {
+      {kDescTransA, {&transa, sizeof transa}},
+      {kDescTransB, {&transb, sizeof transb}},
+      {kDescEpilogue, {&mode, sizeof mode}},
+      {kDescBiasBatchStride, {&bias_stride, sizeof bias_stride}}};
+  for (const auto& [attribute, value] : attributes) {
+    s = api_->desc_set(out->product, attribute, value.first, value.second);
+    if (s != kSuccess) return fail(error, api_->failed("cublasLtMatmulDescSetAttribute", s));
+  }
+  const int a_rows = plan.transa ? plan.k : plan.m, a_cols = plan.transa ? plan.m : plan.k;
+  const int b_rows = plan.transb ? plan.n : plan.k, b_cols = plan.transb ? plan.k : plan.n;
+  if (!make_layout(api_, a_rows, a_cols, plan.lda, plan.batch, plan.stride_a, &out->a, error) ||
+      !make_layout(api_, b_rows, b_cols, plan.ldb, plan.batch, plan.stride_b, &out->b, error) ||
+      !make_layout(api_, plan.m, plan.n, plan.ldc, plan.batch, plan.stride_c, &out->c, error))
+    return false;
+  s = api_->preference_create(&out->preference);
+  if (s != kSuccess) {
+    out->preference = nullptr;
+    return fail(error, api_->failed("cublasLtMatmulPreferenceCreate", s));
+  }
+  const uint64_t most = kLtWorkspaceBytes;
+  s = api_->preference_set(out->preference, kPreferenceMaxWorkspace, &most, sizeof most);
+  // A, B, C and D (which is C).
+  const uint32_t alignments[] = {alignment[0], alignment[1], alignment[2], alignment[2]};
+  for (int i = 0; i < 4 && s == kSuccess; ++i)
+    s = api_->preference_set(out->preference, kPreferenceAlignmentA + i, &alignments[i],
+                             sizeof alignments[i]);
+  if (s != kSuccess) return fail(error, api_->failed("cublasLtMatmulPreferenceSetAttribute", s));
+  return true;
+}
+
 bool CublasLt::choose(const SgemmPlan& plan, GemmEpilogue epilogue, const float* a, const float* b,
                       const float* c, Choice* choice, std::string* error) const {
   ThreadState& t = t_state;
@@ -255,47 +298,12 @@ bool CublasLt::choose(const SgemmPlan& plan, GemmEpilogue epilogue, const float*
     return true;
   }
   auto p = std::make_unique<Prepared>();
-  p->api = api_;
-  cublasStatus s = api_->desc_create(&p->desc, kComputeFloat, kCudaR32F);
-  if (s != kSuccess) {
-    p->desc = nullptr;
-    return fail(error, api_->failed("cublasLtMatmulDescCreate", s));
-  }
-  // cuBLAS's A is our B, its B our A (Cublas.h); its m x n D is our C transposed.
-  const int32_t transa = plan.transa ? kOpT : kOpN, transb = plan.transb ? kOpT : kOpN;
-  const int32_t mode = lt_epilogue(epilogue);
-  const int64_t bias_stride = 0; // one bias for every product of the batch
-  const std::pair<int, std::pair<const void*, size_t>> attributes[] = {
-      {kDescTransA, {&transa, sizeof transa}},
-      {kDescTransB, {&transb, sizeof transb}},
-      {kDescEpilogue, {&mode, sizeof mode}},
-      {kDescBiasBatchStride, {&bias_stride, sizeof bias_stride}}};
-  for (const auto& [attribute, value] : attributes) {
-    s = api_->desc_set(p->desc, attribute, value.first, value.second);
-    if (s != kSuccess) return fail(error, api_->failed("cublasLtMatmulDescSetAttribute", s));
-  }
-  const int a_rows = plan.transa ? plan.k : plan.m, a_cols = plan.transa ? plan.m : plan.k;
-  const int b_rows = plan.transb ? plan.n : plan.k, b_cols = plan.transb ? plan.k : plan.n;
-  if (!make_layout(api_, a_rows, a_cols, plan.lda, plan.batch, plan.stride_a, &p->a, error) ||
-      !make_layout(api_, b_rows, b_cols, plan.ldb, plan.batch, plan.stride_b, &p->b, error) ||
-      !make_layout(api_, plan.m, plan.n, plan.ldc, plan.batch, plan.stride_c, &p->c, error))
-    return false;
-  cublasLtMatmulPreference preference = nullptr;
-  s = api_->preference_create(&preference);
-  if (s != kSuccess) return fail(error, api_->failed("cublasLtMatmulPreferenceCreate", s));
-  const uint64_t most = kLtWorkspaceBytes;
-  s = api_->preference_set(preference, kPreferenceMaxWorkspace, &most, sizeof most);
-  // A, B, C and D (which is C).
-  const uint32_t alignments[] = {aligned[0], aligned[1], aligned[2], aligned[2]};
-  for (int i = 0; i < 4 && s == kSuccess; ++i)
-    s = api_->preference_set(preference, kPreferenceAlignmentA + i, &alignments[i],
-                             sizeof alignments[i]);
+  if (!describe(plan, epilogue, aligned, &p->descriptors, error)) return false;
+  const Descriptors& d = p->descriptors;
   HeuristicResult result{};
   int returned = 0;
-  if (s == kSuccess)
-    s = api_->heuristic(t.handle, p->desc, p->a, p->b, p->c, p->c, preference, 1, &result,
-                        &returned);
-  api_->preference_destroy(preference);
+  const cublasStatus s =
+      api_->heuristic(t.handle, d.product, d.a, d.b, d.c, d.c, d.preference, 1, &result, &returned);
   if (s != kSuccess) return fail(error, api_->failed("cublasLtMatmulAlgoGetHeuristic", s));
   if (returned < 1 || result.state != kSuccess)
     return fail(error, "cuBLASLt offers no algorithm for this product and epilogue");
@@ -310,15 +318,16 @@ bool CublasLt::matmul(CUstream stream, const SgemmPlan& plan, const Choice& choi
                       const float* b, const float* bias, float* c, void* workspace,
                       std::string* error) const {
   if (plan.action != SgemmPlan::Action::Gemm) return true;
-  const auto* p = static_cast<const Prepared*>(choice.prepared);
-  cublasStatus s = api_->desc_set(p->desc, kDescBiasPointer, &bias, sizeof bias);
+  const Descriptors& d = static_cast<const Prepared*>(choice.prepared)->descriptors;
+  const Algorithm& algorithm = static_cast<const Prepared*>(choice.prepared)->algorithm;
+  cublasStatus s = api_->desc_set(d.product, kDescBiasPointer, &bias, sizeof bias);
   if (s != kSuccess) return fail(error, api_->failed("cublasLtMatmulDescSetAttribute", s));
   const float alpha = 1.0f, beta = 0.0f;
   for (int64_t i = 0; i < plan.calls; ++i) {
     float* ci = c + plan.offset_c + i * plan.step_c;
-    s = api_->matmul(t_state.handle, p->desc, &alpha, b + plan.offset_a + i * plan.step_a, p->a,
-                     a + plan.offset_b + i * plan.step_b, p->b, &beta, ci, p->c, ci, p->c,
-                     &p->algorithm, workspace, choice.workspace_bytes, stream);
+    s = api_->matmul(t_state.handle, d.product, &alpha, b + plan.offset_a + i * plan.step_a, d.a,
+                     a + plan.offset_b + i * plan.step_b, d.b, &beta, ci, d.c, ci, d.c, &algorithm,
+                     workspace, choice.workspace_bytes, stream);
     if (s != kSuccess) return fail(error, api_->failed("cublasLtMatmul", s));
   }
   return true;

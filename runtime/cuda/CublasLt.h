@@ -17,12 +17,20 @@
 //   x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), which is nn.gelu_tanh, not nn.gelu.
 //   apply_epilogue_loops is the emulator's version of both.
 
+#include <array>
 #include <cstdint>
 #include <string>
 
 #include "runtime/cuda/Cublas.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/Device.h"
+
+// What the descriptors point to. cublasLt.h's types are typedefs of unnamed structs, which
+// cannot be declared here; these stand for them (CudaVendorAbiTest casts them back to read the
+// descriptors with cuBLASLt's own functions).
+struct cublasLtMatmulDescOpaque;
+struct cublasLtMatrixLayoutOpaque;
+struct cublasLtMatmulPreferenceOpaque;
 
 namespace dsc::runtime::cuda {
 
@@ -44,6 +52,28 @@ public:
   // and never unloaded. Null with *error set ("cuBLASLt cannot be loaded: tried ...").
   static const CublasLt* load(std::string* error);
 
+  struct Api; // the entry points (CublasLt.cpp)
+
+  // One plan's descriptors, which cuBLASLt makes on the host, with no device: the product's
+  // (compute and scale type, transposes, epilogue, one bias for the whole batch), the layouts
+  // of cuBLAS's A, B and C (which is also D), and the heuristics' preference (the most
+  // workspace, the alignment of A, B, C and D). Destroyed with the object.
+  struct Descriptors {
+    Descriptors() = default;
+    Descriptors(const Descriptors&) = delete;
+    Descriptors& operator=(const Descriptors&) = delete;
+    ~Descriptors();
+    const Api* api = nullptr;
+    cublasLtMatmulDescOpaque* product = nullptr;
+    cublasLtMatrixLayoutOpaque *a = nullptr, *b = nullptr, *c = nullptr;
+    cublasLtMatmulPreferenceOpaque* preference = nullptr;
+  };
+  // Makes `out`'s descriptors (empty) for a Gemm plan with `epilogue` whose pointers to
+  // cuBLAS's A, B and C are aligned to `alignment` bytes (powers of two, at most 256).
+  bool describe(const SgemmPlan& plan, GemmEpilogue epilogue,
+                const std::array<uint32_t, 3>& alignment, Descriptors* out,
+                std::string* error) const;
+
   struct Choice {
     const void* prepared = nullptr; // the thread's descriptors and algorithm (CublasLt.cpp)
     uint64_t workspace_bytes = 0;
@@ -59,8 +89,6 @@ public:
   bool matmul(CUstream stream, const SgemmPlan& plan, const Choice& choice, const float* a,
               const float* b, const float* bias, float* c, void* workspace,
               std::string* error) const;
-
-  struct Api; // the entry points (CublasLt.cpp)
 
 private:
   explicit CublasLt(const Api* api) : api_(api) {}

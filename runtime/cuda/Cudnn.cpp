@@ -195,16 +195,9 @@ struct ThreadState {
   const Cudnn::Api* api = nullptr;
   cudnnHandle handle = nullptr;
   CUstream stream = nullptr;
-  cudnnTensorDescriptor x = nullptr, y = nullptr;
-  cudnnFilterDescriptor w = nullptr;
-  cudnnConvolutionDescriptor conv = nullptr;
+  Cudnn::Descriptors descriptors;
   std::map<std::array<int, 16>, Cudnn::Choice> choices;
   ~ThreadState() {
-    if (!api) return;
-    if (conv) api->destroy_convolution(conv);
-    if (w) api->destroy_filter(w);
-    if (y) api->destroy_tensor(y);
-    if (x) api->destroy_tensor(x);
     if (handle) api->destroy(handle);
   }
 };
@@ -215,9 +208,8 @@ std::array<int, 16> key_of(const Conv2dPlan& p) {
           p.ow, p.groups, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w};
 }
 
-// The thread's state with its handle bound to `stream` and its descriptors describing `p`.
-ThreadState* prepare(const Cudnn::Api* api, CUstream stream, const Conv2dPlan& p,
-                     std::string* error) {
+// The thread's state with its handle bound to `stream`.
+ThreadState* bind(const Cudnn::Api* api, CUstream stream, std::string* error) {
   ThreadState& t = t_state;
   if (!t.handle) {
     t.api = api;
@@ -227,16 +219,6 @@ ThreadState* prepare(const Cudnn::Api* api, CUstream stream, const Conv2dPlan& p
       fail(error, api->failed("cudnnCreate", s));
       return nullptr;
     }
-    const std::pair<const char*, cudnnStatus> made[] = {
-        {"cudnnCreateTensorDescriptor", api->create_tensor(&t.x)},
-        {"cudnnCreateTensorDescriptor", api->create_tensor(&t.y)},
-        {"cudnnCreateFilterDescriptor", api->create_filter(&t.w)},
-        {"cudnnCreateConvolutionDescriptor", api->create_convolution(&t.conv)}};
-    for (const auto& [call, status] : made)
-      if (status != kCudnnSuccess) {
-        fail(error, api->failed(call, status));
-        return nullptr;
-      }
     t.stream = nullptr;
   }
   if (t.stream != stream || !t.stream) {
@@ -247,23 +229,6 @@ ThreadState* prepare(const Cudnn::Api* api, CUstream stream, const Conv2dPlan& p
     }
     t.stream = stream;
   }
-  const std::pair<const char*, cudnnStatus> set[] = {
-      {"cudnnSetTensor4dDescriptor",
-       api->set_tensor(t.x, kCudnnTensorNchw, kCudnnDataFloat, p.n, p.c, p.h, p.w)},
-      {"cudnnSetFilter4dDescriptor", api->set_filter(t.w, kCudnnDataFloat, kCudnnTensorNchw, p.o,
-                                                     p.group_channels(), p.kh, p.kw)},
-      {"cudnnSetTensor4dDescriptor",
-       api->set_tensor(t.y, kCudnnTensorNchw, kCudnnDataFloat, p.n, p.o, p.oh, p.ow)},
-      {"cudnnSetConvolution2dDescriptor",
-       api->set_convolution(t.conv, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h,
-                            p.dilation_w, kCudnnCrossCorrelation, kCudnnDataFloat)},
-      {"cudnnSetConvolutionGroupCount", api->set_group_count(t.conv, p.groups)},
-      {"cudnnSetConvolutionMathType", api->set_math_type(t.conv, kCudnnFmaMath)}};
-  for (const auto& [call, status] : set)
-    if (status != kCudnnSuccess) {
-      fail(error, api->failed(call, status));
-      return nullptr;
-    }
   return &t;
 }
 
@@ -309,10 +274,46 @@ const Cudnn* Cudnn::load(std::string* error) {
   return cudnn;
 }
 
+Cudnn::Descriptors::~Descriptors() {
+  if (conv) api->destroy_convolution(conv);
+  if (w) api->destroy_filter(w);
+  if (y) api->destroy_tensor(y);
+  if (x) api->destroy_tensor(x);
+}
+
+bool Cudnn::describe(const Conv2dPlan& p, Descriptors* out, std::string* error) const {
+  if (!out->api) {
+    out->api = api_;
+    const std::pair<const char*, cudnnStatus> made[] = {
+        {"cudnnCreateTensorDescriptor", api_->create_tensor(&out->x)},
+        {"cudnnCreateTensorDescriptor", api_->create_tensor(&out->y)},
+        {"cudnnCreateFilterDescriptor", api_->create_filter(&out->w)},
+        {"cudnnCreateConvolutionDescriptor", api_->create_convolution(&out->conv)}};
+    for (const auto& [call, status] : made)
+      if (status != kCudnnSuccess) return fail(error, api_->failed(call, status));
+  }
+  const std::pair<const char*, cudnnStatus> set[] = {
+      {"cudnnSetTensor4dDescriptor",
+       api_->set_tensor(out->x, kCudnnTensorNchw, kCudnnDataFloat, p.n, p.c, p.h, p.w)},
+      {"cudnnSetFilter4dDescriptor", api_->set_filter(out->w, kCudnnDataFloat, kCudnnTensorNchw,
+                                                      p.o, p.group_channels(), p.kh, p.kw)},
+      {"cudnnSetTensor4dDescriptor",
+       api_->set_tensor(out->y, kCudnnTensorNchw, kCudnnDataFloat, p.n, p.o, p.oh, p.ow)},
+      {"cudnnSetConvolution2dDescriptor",
+       api_->set_convolution(out->conv, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h,
+                             p.dilation_w, kCudnnCrossCorrelation, kCudnnDataFloat)},
+      {"cudnnSetConvolutionGroupCount", api_->set_group_count(out->conv, p.groups)},
+      {"cudnnSetConvolutionMathType", api_->set_math_type(out->conv, kCudnnFmaMath)}};
+  for (const auto& [call, status] : set)
+    if (status != kCudnnSuccess) return fail(error, api_->failed(call, status));
+  return true;
+}
+
 bool Cudnn::choose(CUstream stream, const Conv2dPlan& plan, Choice* choice,
                    std::string* error) const {
-  ThreadState* t = prepare(api_, stream, plan, error);
-  if (!t) return false;
+  ThreadState* t = bind(api_, stream, error);
+  if (!t || !describe(plan, &t->descriptors, error)) return false;
+  const Descriptors& d = t->descriptors;
   const std::array<int, 16> key = key_of(plan);
   if (auto it = t->choices.find(key); it != t->choices.end()) {
     *choice = it->second;
@@ -320,7 +321,7 @@ bool Cudnn::choose(CUstream stream, const Conv2dPlan& plan, Choice* choice,
   }
   AlgorithmPerf results[kForwardAlgorithms] = {};
   int returned = 0;
-  cudnnStatus s = api_->forward_algorithm(t->handle, t->x, t->w, t->conv, t->y, kForwardAlgorithms,
+  cudnnStatus s = api_->forward_algorithm(t->handle, d.x, d.w, d.conv, d.y, kForwardAlgorithms,
                                           &returned, results);
   if (s != kCudnnSuccess)
     return fail(error, api_->failed("cudnnGetConvolutionForwardAlgorithm_v7", s));
@@ -332,7 +333,7 @@ bool Cudnn::choose(CUstream stream, const Conv2dPlan& plan, Choice* choice,
   if (!best)
     return fail(error, "cuDNN offers no algorithm for this convolution in FP32 (FMA) math");
   size_t bytes = 0;
-  s = api_->workspace_size(t->handle, t->x, t->w, t->conv, t->y, best->algorithm, &bytes);
+  s = api_->workspace_size(t->handle, d.x, d.w, d.conv, d.y, best->algorithm, &bytes);
   if (s != kCudnnSuccess)
     return fail(error, api_->failed("cudnnGetConvolutionForwardWorkspaceSize", s));
   *choice = Choice{best->algorithm, bytes};
@@ -343,9 +344,10 @@ bool Cudnn::choose(CUstream stream, const Conv2dPlan& plan, Choice* choice,
 bool Cudnn::forward(const Choice& choice, const float* x, const float* w, float* y,
                     void* workspace, std::string* error) const {
   const ThreadState& t = t_state; // as choose() left it
+  const Descriptors& d = t.descriptors;
   const float alpha = 1.0f, beta = 0.0f;
-  cudnnStatus s = api_->forward(t.handle, &alpha, t.x, x, t.w, w, t.conv, choice.algorithm,
-                                workspace, choice.workspace_bytes, &beta, t.y, y);
+  cudnnStatus s = api_->forward(t.handle, &alpha, d.x, x, d.w, w, d.conv, choice.algorithm,
+                                workspace, choice.workspace_bytes, &beta, d.y, y);
   if (s != kCudnnSuccess) return fail(error, api_->failed("cudnnConvolutionForward", s));
   return true;
 }

@@ -23,6 +23,12 @@
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/cuda/Device.h"
 
+// cuDNN's opaque descriptor types, so that a test may read the descriptors back with cuDNN's
+// own functions (CudaVendorAbiTest).
+struct cudnnTensorStruct;
+struct cudnnFilterStruct;
+struct cudnnConvolutionStruct;
+
 namespace dsc::runtime::cuda {
 
 struct Conv2dPlan {
@@ -57,6 +63,25 @@ public:
   // unloaded. Null with *error set ("cuDNN cannot be loaded: tried ...").
   static const Cudnn* load(std::string* error);
 
+  struct Api; // the entry points (Cudnn.cpp)
+
+  // One convolution's descriptors, which cuDNN makes and sets on the host, with no device: the
+  // f32 NCHW input and result, the f32 OIHW filter of one group's input channels, and the
+  // convolution (padding, stride, dilation, cross-correlation in f32, groups, FMA math).
+  // Destroyed with the object.
+  struct Descriptors {
+    Descriptors() = default;
+    Descriptors(const Descriptors&) = delete;
+    Descriptors& operator=(const Descriptors&) = delete;
+    ~Descriptors();
+    const Api* api = nullptr;
+    cudnnTensorStruct *x = nullptr, *y = nullptr;
+    cudnnFilterStruct* w = nullptr;
+    cudnnConvolutionStruct* conv = nullptr;
+  };
+  // Sets `out`'s descriptors to a Convolve plan, making them on first use.
+  bool describe(const Conv2dPlan& plan, Descriptors* out, std::string* error) const;
+
   struct Choice {
     int algorithm = 0;
     uint64_t workspace_bytes = 0;
@@ -70,8 +95,6 @@ public:
   // 0). x, w and y are device pointers.
   bool forward(const Choice& choice, const float* x, const float* w, float* y, void* workspace,
                std::string* error) const;
-
-  struct Api; // the entry points (Cudnn.cpp)
 
 private:
   explicit Cudnn(const Api* api) : api_(api) {}
