@@ -1,13 +1,16 @@
 // dsc_rt_conv2d_f32 (HostABI.h): library routine "dsc.conv2d", a 2-D convolution as products
 // on dsc's own GEMM (runtime/gemm/Gemm.h).
 //
-// Each group's weights are a matrix W_g [O/g x (C/g * KH * KW)] as they are stored (OIHW). The
-// input windows are unrolled (im2col) into a matrix col [(C/g * KH * KW) x pixels], zeros where
-// a window reaches into the padding, so that the group's result, stored NCHW, is the product
-// W_g @ col. An image is done a tile of output rows at a time (a range of C's columns), its
-// windows at most kColumnFloats, so that the product reads them from cache rather than memory;
-// small images are side by side in one product instead, and a 1x1 convolution with stride 1
-// and no padding reads its input as col in place.
+// Each group's weights are a matrix W_g [O/g x (C/g * KH * KW)] as they are stored (OIHW), and
+// the input's windows a matrix col [(C/g * KH * KW) x pixels] (im2col: zeros where a window
+// reaches into the padding), so that the group's result, stored NCHW, is the product W_g @ col.
+// col is never stored: the GEMM asks for it a packed panel at a time (gemm::PanelSource), and
+// pack_windows copies each panel's stretches of input rows straight into the GEMM's layout,
+// so the windows are copied once, not unrolled and then packed. An image is done a tile of
+// output rows at a time (a range of C's columns, its windows at most kColumnFloats were they
+// stored), whole tiles per thread when there are enough; small images are side by side in one
+// product instead, and a 1x1 convolution with stride 1 and no padding reads its input as col
+// in place.
 
 #include "runtime/Conv2d.h"
 
@@ -22,60 +25,76 @@ namespace dsc::runtime {
 
 namespace {
 
-// Row (ci, y, x) of image `image` and group `g`'s windows, for output rows [oy0, oy1): at each
-// output position of those rows, the input element its window reads there, or 0 in the
-// padding; (oy1 - oy0) * ow floats.
-void unroll_row(const Conv2dShape& s, const float* x, int64_t image, int64_t g, int64_t row,
-                int64_t oy0, int64_t oy1, float* out) {
-  const int64_t ci = row / (s.kh * s.kw), ky = row / s.kw % s.kh, kx = row % s.kw;
-  const float* plane = x + (image * s.c + g * s.group_channels() + ci) * s.h * s.w;
-  if (s.stride_h == 1 && s.stride_w == 1 && s.ow == s.w) {
-    // Rows as long as the input's (a "same" convolution): the rows inside the image are one
-    // shifted copy of the plane, then the columns that wrapped into a neighbouring row are
-    // zeroed.
-    const int64_t x0 = kx * s.dilation_w - s.pad_w, y0 = ky * s.dilation_h - s.pad_h;
-    const int64_t lo = std::clamp<int64_t>(-y0, oy0, oy1),
-                  hi = std::clamp<int64_t>(s.h - y0, lo, oy1);
-    std::fill(out, out + (lo - oy0) * s.ow, 0.0f);
-    std::fill(out + (hi - oy0) * s.ow, out + (oy1 - oy0) * s.ow, 0.0f);
-    // body[i] is plane[start + i], for the i that lie inside the plane.
-    const int64_t start = (lo + y0) * s.w + x0, count = (hi - lo) * s.ow;
-    const int64_t first = std::clamp<int64_t>(-start, 0, count);
-    const int64_t last = std::clamp<int64_t>(s.h * s.w - start, first, count);
-    float* body = out + (lo - oy0) * s.ow;
-    std::fill(body, body + first, 0.0f);
-    std::memcpy(body + first, plane + start + first,
-                static_cast<size_t>(last - first) * sizeof(float));
-    std::fill(body + last, body + count, 0.0f);
-    const int64_t left = std::clamp<int64_t>(-x0, 0, s.ow),
-                  right = std::clamp<int64_t>(s.w - x0, left, s.ow);
-    for (int64_t r = 0; r < hi - lo; ++r) {
-      std::fill(body + r * s.ow, body + r * s.ow + left, 0.0f);
-      std::fill(body + r * s.ow + right, body + (r + 1) * s.ow, 0.0f);
-    }
-    return;
+// The windows of group `g` as B of the group's product: column j is output pixel
+// first_pixel + j of the images from `image` on, side by side (pixel p of image image + p /
+// (oh * ow)), and row r the input element (ci, ky, kx) of r = (ci * kh + ky) * kw + kx.
+struct Windows {
+  const Conv2dShape* shape;
+  const float* x;
+  int64_t image, g, first_pixel;
+};
+
+void pack_windows(const void* context, int64_t p0, int64_t kc, int64_t col, int64_t cols,
+                  int64_t nr, float* out) {
+  const Windows& win = *static_cast<const Windows*>(context);
+  const Conv2dShape& s = *win.shape;
+  // The panel's columns [j, j + count): output row oy of an image, from column ox on; the
+  // group's first input channel of that image at `channels`.
+  struct Run {
+    int64_t j, count, oy, ox;
+    const float* channels;
+  };
+  constexpr int64_t kMaxRuns = 64;
+  if (cols > kMaxRuns) std::abort(); // a micro tile wider than any kernel table's
+  Run runs[kMaxRuns];
+  int64_t num_runs = 0;
+  for (int64_t j = 0; j < cols;) {
+    const int64_t pixel = win.first_pixel + col + j;
+    const int64_t image = win.image + pixel / s.pixels(), at = pixel % s.pixels();
+    const int64_t oy = at / s.ow, ox = at % s.ow;
+    const int64_t count = std::min(cols - j, s.ow - ox);
+    runs[num_runs++] = {j, count, oy, ox,
+                        win.x + (image * s.c + win.g * s.group_channels()) * s.h * s.w};
+    j += count;
   }
-  for (int64_t oy = oy0; oy < oy1; ++oy) {
-    float* line = out + (oy - oy0) * s.ow;
-    const int64_t iy = oy * s.stride_h - s.pad_h + ky * s.dilation_h;
-    if (iy < 0 || iy >= s.h) {
-      std::memset(line, 0, static_cast<size_t>(s.ow) * sizeof(float));
-      continue;
+  const int64_t plane = s.h * s.w;
+  int64_t ci = p0 / (s.kh * s.kw), ky = p0 / s.kw % s.kh, kx = p0 % s.kw;
+  for (int64_t q = 0; q < kc; ++q) {
+    float* dst = out + q * nr;
+    const int64_t dy = ky * s.dilation_h - s.pad_h, dx = kx * s.dilation_w - s.pad_w;
+    for (int64_t r = 0; r < num_runs; ++r) {
+      const Run& run = runs[r];
+      float* d = dst + run.j;
+      const int64_t iy = run.oy * s.stride_h + dy;
+      if (iy < 0 || iy >= s.h) {
+        std::fill(d, d + run.count, 0.0f);
+        continue;
+      }
+      const float* in = run.channels + ci * plane + iy * s.w;
+      if (s.stride_w == 1) {
+        const int64_t x0 = run.ox + dx; // the input column of the run's first
+        const int64_t lo = std::clamp<int64_t>(-x0, 0, run.count);
+        const int64_t hi = std::clamp<int64_t>(s.w - x0, lo, run.count);
+        if (lo > 0) std::fill(d, d + lo, 0.0f);
+        std::memcpy(d + lo, in + x0 + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+        if (hi < run.count) std::fill(d + hi, d + run.count, 0.0f);
+        continue;
+      }
+      // Element t reads ix = x0 + t * stride, inside the row for t in [lo, hi).
+      const int64_t x0 = run.ox * s.stride_w + dx, sw = s.stride_w;
+      const int64_t lo = std::clamp<int64_t>(x0 >= 0 ? 0 : (-x0 + sw - 1) / sw, 0, run.count);
+      const int64_t hi =
+          std::clamp<int64_t>(s.w - x0 <= 0 ? 0 : (s.w - x0 + sw - 1) / sw, lo, run.count);
+      std::fill(d, d + lo, 0.0f);
+      const float* src = in + x0;
+      for (int64_t t = lo; t < hi; ++t)
+        d[t] = src[t * sw];
+      std::fill(d + hi, d + run.count, 0.0f);
     }
-    const float* in = plane + iy * s.w;
-    const int64_t x0 = kx * s.dilation_w - s.pad_w; // the input column of output column 0
-    if (s.stride_w == 1) {
-      // Output columns [lo, hi) read inside the row, at x0 + ox.
-      const int64_t lo = std::clamp<int64_t>(-x0, 0, s.ow);
-      const int64_t hi = std::clamp<int64_t>(s.w - x0, lo, s.ow);
-      std::fill(line, line + lo, 0.0f);
-      std::memcpy(line + lo, in + x0 + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-      std::fill(line + hi, line + s.ow, 0.0f);
-      continue;
-    }
-    for (int64_t ox = 0; ox < s.ow; ++ox) {
-      const int64_t ix = x0 + ox * s.stride_w;
-      line[ox] = ix >= 0 && ix < s.w ? in[ix] : 0.0f;
+    std::fill(dst + cols, dst + nr, 0.0f);
+    if (++kx == s.kw) {
+      kx = 0;
+      if (++ky == s.kh) ky = 0, ++ci;
     }
   }
 }
@@ -108,26 +127,32 @@ void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& s,
                             /*c*/ 0, image_out, out_group * s.pixels(), s.pixels());
     return;
   }
-  thread_local gemm::Scratch columns, merged_result;
+  // Group g's product over the images from `image` on, output pixels [first_pixel,
+  // first_pixel + n) of them side by side, into C at `c` (row stride ldc).
+  auto product = [&](int64_t image, int64_t g, int64_t first_pixel, int64_t n, float* c,
+                     int64_t ldc) {
+    const Windows windows{&s, x, image, g, first_pixel};
+    const gemm::PanelSource source{pack_windows, &windows};
+    gemm::Product p;
+    p.a = w + g * a_group;
+    p.b_panels = &source;
+    p.c = c;
+    p.m = out_group, p.n = n, p.k = s.depth();
+    p.a_row = s.depth(), p.ldc = ldc;
+    gemm::multiply(gemm::kernels(), p);
+  };
   ThreadPool& pool = global_thread_pool();
   if (groups == 1 && s.n > 1 && s.pixels() < kMergedPixels) {
-    // Small images side by side, a chunk at a time: col [depth x images * pixels], one
+    // Small images side by side, a chunk at a time (its windows within the budget): one
     // product into a scratch [O x images * pixels], whose rows are then scattered to the
     // images.
+    thread_local gemm::Scratch merged_result;
     const int64_t chunk = std::clamp<int64_t>(column_floats / (s.depth() * s.pixels()), 1, s.n);
-    float* col = columns.get(chunk * s.depth() * s.pixels());
     for (int64_t first = 0; first < s.n; first += chunk) {
       const int64_t images = std::min(chunk, s.n - first);
       const int64_t wide = images * s.pixels();
-      pool.parallel_for(images * s.depth(), 8, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          const int64_t image = r / s.depth(), row = r % s.depth();
-          unroll_row(s, x, first + image, 0, row, 0, s.oh, col + row * wide + image * s.pixels());
-        }
-      });
       float* result = merged_result.get(s.o * wide);
-      dsc_rt_gemm_f32_strided(w, col, result, 1, 1, s.o, wide, s.depth(), 0, 0, 0, s.depth(), 1,
-                              0, 0, 0, wide, 1, 0, 0, 0, wide);
+      product(first, 0, 0, wide, result, wide);
       float* out = y + first * image_out;
       pool.parallel_for(images * s.o, 16, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
@@ -140,41 +165,28 @@ void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& s,
     }
     return;
   }
-  // Each image a tile of output rows at a time, the tile's windows within the budget, so that
-  // the product reads them from cache: the tile is a range of C's columns, in every group.
+  // Each image a tile of output rows at a time, the tile's windows within the budget: the
+  // tile is a range of C's columns, in every group.
   const int64_t tile_rows =
       std::clamp<int64_t>(column_floats / (groups * s.depth() * s.ow), 1, s.oh);
   const int64_t tiles = gemm::ceil_div(s.oh, tile_rows);
-  // Tile t of image i: its windows unrolled by `unroll` (a loop over the rows of col), then
-  // its products.
-  auto run_tile = [&](int64_t i, int64_t t, float* col, auto&& unroll) {
+  auto run_tile = [&](int64_t i, int64_t t) {
     const int64_t oy0 = t * tile_rows, oy1 = std::min(s.oh, oy0 + tile_rows);
-    const int64_t tile = (oy1 - oy0) * s.ow;
-    unroll(groups * s.depth(), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r)
-        unroll_row(s, x, i, r / s.depth(), r % s.depth(), oy0, oy1, col + r * tile);
-    });
-    dsc_rt_gemm_f32_strided(w, col, y + i * image_out + oy0 * s.ow, groups, 1, out_group, tile,
-                            s.depth(),
-                            /*a*/ 0, a_group, 0, s.depth(), 1,
-                            /*b*/ 0, s.depth() * tile, 0, tile, 1,
-                            /*c*/ 0, out_group * s.pixels(), 0, s.pixels());
+    for (int64_t g = 0; g < groups; ++g)
+      product(i, g, oy0 * s.ow, (oy1 - oy0) * s.ow,
+              y + i * image_out + g * out_group * s.pixels() + oy0 * s.ow, s.pixels());
   };
-  const int64_t col_floats = groups * s.depth() * tile_rows * s.ow;
   if (s.n * tiles >= 2 * pool.num_threads()) {
-    // Tiles enough for every thread: each runs whole tiles, its windows in its own cache.
+    // Tiles enough for every thread: each runs whole tiles.
     pool.parallel_for(s.n * tiles, 1, [&](int64_t begin, int64_t end) {
-      float* col = columns.get(col_floats);
       for (int64_t q = begin; q < end; ++q)
-        run_tile(q / tiles, q % tiles, col, [](int64_t rows, auto&& f) { f(0, rows); });
+        run_tile(q / tiles, q % tiles);
     });
     return;
   }
-  // Few tiles: each one's unrolling and products are split over the threads.
-  float* col = columns.get(col_floats);
+  // Few tiles: each one's products are split over the threads.
   for (int64_t q = 0; q < s.n * tiles; ++q)
-    run_tile(q / tiles, q % tiles, col,
-             [&](int64_t rows, auto&& f) { pool.parallel_for(rows, 8, f); });
+    run_tile(q / tiles, q % tiles);
 }
 
 } // namespace dsc::runtime

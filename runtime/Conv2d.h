@@ -17,8 +17,9 @@ struct Conv2dShape {
   int64_t pixels() const { return oh * ow; }                   // each product's n
 };
 
-// The unrolled windows' budget, in floats (1 MiB, within a core's L2): an image is done a tile
-// of output rows at a time, and small images side by side a chunk of images at a time.
+// The windows' budget of one product, in floats (1 MiB, were they stored): an image is done a
+// tile of output rows at a time, and small images side by side a chunk of images at a time.
+// The windows are never stored (Conv2d.cpp); the budget sets how the work is split.
 constexpr int64_t kColumnFloats = int64_t{256} << 10;
 
 // Below this many output pixels per image (a 32 x 32 result), the images of a chunk (of one
@@ -26,8 +27,8 @@ constexpr int64_t kColumnFloats = int64_t{256} << 10;
 // packed once for all of them.
 constexpr int64_t kMergedPixels = 1024;
 
-// y = conv2d(x, w) for `shape`, unrolling at most `column_floats` floats of windows at a time
-// (at least one output row's, or one small image's).
+// y = conv2d(x, w) for `shape`, a product of at most `column_floats` floats of windows at a
+// time (at least one output row's, or one small image's).
 void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& shape,
                 int64_t column_floats);
 

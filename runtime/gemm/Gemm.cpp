@@ -338,6 +338,10 @@ void multiply(const GemmKernels& K, const Product& p, bool parallel, const Epilo
     threads = global_thread_pool().num_threads();
   // B that is a declared constant is packed once (ConstantPacks.h); then even a product of a
   // few rows is cheapest on the packed path.
+  if (p.b_panels) {
+    packed(K, p, threads, nullptr, epilogue);
+    return;
+  }
   std::shared_ptr<const float[]> constant = constant_pack(K, p);
   if (constant)
     packed(K, p, threads, constant.get(), epilogue);

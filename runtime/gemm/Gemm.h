@@ -61,9 +61,20 @@ constexpr int64_t kInPlaceB = 16384;
 // floats, not negative). Dense row-major A has a_row = k, a_col = 1; B stored transposed (n x k,
 // as attention's K) has b_row = 1, b_col = k; a permuted or split operand read in place has
 // other strides.
+// B made panel by panel instead of read from memory: `pack` writes what pack_b would of B's
+// rows [p0, p0 + kc) and columns [col, col + cols): kc steps of nr floats, zeros past cols.
+// A convolution's unrolled windows come so (runtime/Conv2d.cpp): never stored whole, each
+// panel made from the input as the product needs it.
+struct PanelSource {
+  void (*pack)(const void* context, int64_t p0, int64_t kc, int64_t col, int64_t cols, int64_t nr,
+               float* out) = nullptr;
+  const void* context = nullptr;
+};
+
 struct Product {
   const float* a = nullptr;
   const float* b = nullptr;
+  const PanelSource* b_panels = nullptr; // instead of b, when not null: the packed path
   float* c = nullptr;
   int64_t m = 0, n = 0, k = 0;
   int64_t a_row = 0, a_col = 1;

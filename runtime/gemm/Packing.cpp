@@ -17,6 +17,10 @@ void pack_b(const Product& p, int64_t nr, int64_t p0, int64_t kc, int64_t j0, in
     float* dst = out + panel * kc * nr;
     int64_t col = j0 + panel * nr;
     int64_t cols = std::min(nr, j0 + nc - col);
+    if (p.b_panels) {
+      p.b_panels->pack(p.b_panels->context, p0, kc, col, cols, nr, dst);
+      continue;
+    }
     if (p.b_col == 1) { // rows of B are contiguous
       for (int64_t q = 0; q < kc; ++q) {
         const float* src = p.b + (p0 + q) * p.b_row + col;

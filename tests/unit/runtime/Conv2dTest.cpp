@@ -80,6 +80,10 @@ TEST(Conv2d, MatchesTheDirectLoops) {
       {2, 8, 5, 7, 12, 1, 1, 4, 1, 1, 0, 0, 1, 1},   // 1x1, read in place, with groups
       {2, 6, 5, 7, 4, 1, 1, 2, 2, 1, 0, 0, 1, 1},    // 1x1 with a stride: unrolled
       {3, 4, 5, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},    // small images, side by side
+      // Windows deeper than the GEMM's depth block of 256 (one starts inside a window, at
+      // 256 = 28 * 9 + 4), over images side by side and in tiles of one image.
+      {2, 40, 9, 11, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {1, 33, 37, 41, 19, 3, 3, 1, 2, 1, 1, 1, 2, 1},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(std::to_string(k.n) + "x" + std::to_string(k.c) + "x" + std::to_string(k.h) + "x" +
