@@ -662,6 +662,44 @@ void BodyInferrer::bind(const std::string& name, const sym::Expr& value, SourceL
   known_.insert(name);
 }
 
+// Whether `pattern` is `actual` term by term, each symbol of `vars` standing for one
+// subexpression wherever it occurs (`bound` gets them). The operands of +, *, min and max may
+// match in either order: both sides are canonical, but their symbols' names, which order the
+// operands, differ. Trying both orders at every level is exponential in the depth, so the
+// match gives up (false) after `budget` comparisons.
+bool match_terms(const sym::Expr& pattern, const sym::Expr& actual,
+                 const std::set<std::string>& vars, SymbolMap& bound, int& budget) {
+  if (--budget < 0) return false;
+  if (const sym::Sym* v = pattern.as<sym::Sym>(); v && vars.count(v->name)) {
+    auto [it, fresh] = bound.emplace(v->name, actual);
+    return fresh || it->second.same_as(actual);
+  }
+  if (pattern.kind() != actual.kind()) return false;
+  if (pattern.is<sym::Const>() || pattern.is<sym::Sym>() || pattern.is<sym::BoolConst>())
+    return pattern.same_as(actual);
+  if (const sym::Not* n = pattern.as<sym::Not>())
+    return match_terms(n->a, actual.as<sym::Not>()->a, vars, bound, budget);
+  const auto* p = static_cast<const sym::BinaryNode*>(pattern.get());
+  const auto* a = static_cast<const sym::BinaryNode*>(actual.get());
+  SymbolMap tried = bound;
+  if (match_terms(p->a, a->a, vars, tried, budget) &&
+      match_terms(p->b, a->b, vars, tried, budget)) {
+    bound = std::move(tried);
+    return true;
+  }
+  const sym::ExprKind k = pattern.kind();
+  if (k != sym::ExprKind::Add && k != sym::ExprKind::Mul && k != sym::ExprKind::Min &&
+      k != sym::ExprKind::Max)
+    return false;
+  tried = bound;
+  if (match_terms(p->a, a->b, vars, tried, budget) &&
+      match_terms(p->b, a->a, vars, tried, budget)) {
+    bound = std::move(tried);
+    return true;
+  }
+  return false;
+}
+
 // The written dims are in the callee's symbols and the actual ones in the caller's, which may
 // share names: written dims are substituted exactly once, and an unbound callee symbol is
 // solved for under a fresh name.
@@ -700,6 +738,25 @@ bool BodyInferrer::bind_pairs(const std::vector<DimPair>& pairs, SymbolMap& map,
       if (c && !sym::canonically_equal(w, sym::Expr(*c) * u + at0)) c.reset();
     }
     if (!c) {
+      // A dim that is not linear in one unbound symbol may still have the actual's form term
+      // by term: `(H + 1)/2` against the caller's `(X + 1)/2` binds H = X (legalize writes
+      // such dims into its prims' parameters). The unbound symbols are renamed first, as
+      // above, and the dims' equality is then required like any other.
+      std::set<std::string> vars;
+      SymbolMap renamed = map, matched;
+      for (const std::string& n : unbound) {
+        sym::Expr u = s_.ctx.fresh_symbol("match");
+        renamed[n] = u;
+        vars.insert(u.as<sym::Sym>()->name);
+      }
+      int budget = 10000;
+      if (match_terms(canon(substitute(p.written, renamed)), p.actual, vars, matched, budget) &&
+          matched.size() == unbound.size()) {
+        for (const std::string& n : unbound)
+          bind(n, matched.at(renamed.at(n).as<sym::Sym>()->name), p.loc, p.what, map, named);
+        ok &= s_.ctx.require_equal(canon(substitute(p.written, map)), p.actual, p.loc, p.what);
+        continue;
+      }
       error(p.loc, p.what + ": cannot infer " + quoted_list(unbound) + " from " +
                        sym::to_string(p.written) + " == " + sym::to_string(p.actual));
       ok = false;

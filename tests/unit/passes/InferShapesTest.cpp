@@ -398,6 +398,29 @@ TEST_F(InferShapesTest, CallsSolveLinearParameterDims) {
   EXPECT_EQ(facts("f"), (Strings{"T%2 == 0 (half: argument 'a': dims at axis 0: T must fit 2*S)"}));
 }
 
+// A dim that no symbol can be solved from binds the callee's symbols when the argument's dim
+// has its form term by term (legalize writes a strided convolution's result as (H + 1)/2 into
+// the prims that read it); the operands of + may come in either order. Other arguments are
+// still refused.
+TEST_F(InferShapesTest, CallsMatchParameterDimsTermByTerm) {
+  VarRef a = var("a", "f32[(H + 1)/2, (H + W)/2]");
+  auto pool = fn("pool", {a}, {}, ref(a));
+  VarRef x = var("x", "f32[(Y + 1)/2, (A + Y)/2]"), c = var("c", "f32[4, 4]"),
+         d = var("d", "f32[(Y + 2)/2, 3]");
+  VarRef y = var("y"), z = var("z"), u = var("u");
+  auto f = fn("f", {x, c, d},
+              {let(y, call("pool", {ref(x)})), let(z, call("pool", {ref(c)})),
+               let(u, call("pool", {ref(d)}))},
+              ref(y));
+  run({pool, f});
+  EXPECT_EQ(messages(),
+            "error: pool: argument 'a': dims at axis 0: cannot infer H from (H + 1)/2 == 4\n"
+            "error: pool: argument 'a': dims at axis 1: cannot infer H, W from (H + W)/2 == 4\n"
+            "error: pool: argument 'a': dims at axis 0: cannot infer H from (H + 1)/2 == Y/2 + 1\n"
+            "error: pool: argument 'a': dims at axis 1: cannot infer H, W from (H + W)/2 == 3\n");
+  EXPECT_EQ(type_of("f", "y"), "f32[(Y + 1)/2, (A + Y)/2]");
+}
+
 TEST_F(InferShapesTest, CalleeAndCallerSymbolsMayShareNames) {
   VarRef w = var("w", "f32[K, N]");
   auto swap = fn("swap", {w}, {}, call("permute", {ref(w), shape({"1", "0"})}), "f32[N, K]");
