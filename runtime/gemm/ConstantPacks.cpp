@@ -93,6 +93,13 @@ bool release_constant(const void* data) {
   return r.ranges.erase(reinterpret_cast<uintptr_t>(data)) > 0;
 }
 
+bool is_constant(const void* data, size_t bytes) {
+  Registry& r = registry();
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
+  std::shared_lock lock(r.mutex);
+  return !r.ranges.empty() && containing(r, begin, begin + bytes);
+}
+
 size_t constant_pack_count() {
   Registry& r = registry();
   std::shared_lock lock(r.mutex);

@@ -20,6 +20,8 @@ namespace dsc::runtime::gemm {
 bool declare_constant(const void* data, size_t bytes, std::string* error);
 // Forgets the range that starts at `data` and frees its packs; false when there is none.
 bool release_constant(const void* data);
+// Whether all of [data, data + bytes) lies in one declared range.
+bool is_constant(const void* data, size_t bytes);
 // How many packs exist (for tests).
 size_t constant_pack_count();
 

@@ -338,12 +338,8 @@ void multiply(const GemmKernels& K, const Product& p, bool parallel, const Epilo
     threads = global_thread_pool().num_threads();
   // B that is a declared constant is packed once (ConstantPacks.h); then even a product of a
   // few rows is cheapest on the packed path.
-  if (p.b_panels) {
-    packed(K, p, threads, nullptr, epilogue);
-    return;
-  }
-  std::shared_ptr<const float[]> constant = constant_pack(K, p);
-  if (constant)
+  std::shared_ptr<const float[]> constant = p.b_panels ? nullptr : constant_pack(K, p);
+  if (constant || p.a_panels || p.b_panels)
     packed(K, p, threads, constant.get(), epilogue);
   else if (runs_in_place(K, p)) {
     // Split over columns, so no thread holds whole rows: the epilogue runs once, at the end.

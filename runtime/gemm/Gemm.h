@@ -25,7 +25,8 @@
 //     are one row block split by columns alone, so each panel of B is read once. Edge tiles
 //     (m or n not a multiple of the tile) go through a scratch tile. With B packed already (a
 //     constant) and A small enough, A is packed for every depth block at once and each thread
-//     runs all the depth blocks of its tiles (two pool loops per product).
+//     runs all the depth blocks of its tiles (two pool loops per product). An operand made
+//     panel by panel (a PanelSource: a convolution's windows) always takes this path.
 // Called from inside a parallel loop (a batch spread over the pool), one product runs on the
 // calling thread. Packing buffers belong to the calling thread and grow as needed.
 //
@@ -61,10 +62,12 @@ constexpr int64_t kInPlaceB = 16384;
 // floats, not negative). Dense row-major A has a_row = k, a_col = 1; B stored transposed (n x k,
 // as attention's K) has b_row = 1, b_col = k; a permuted or split operand read in place has
 // other strides.
-// B made panel by panel instead of read from memory: `pack` writes what pack_b would of B's
-// rows [p0, p0 + kc) and columns [col, col + cols): kc steps of nr floats, zeros past cols.
-// A convolution's unrolled windows come so (runtime/Conv2d.cpp): never stored whole, each
-// panel made from the input as the product needs it.
+// An operand made panel by panel instead of read from memory. For B, `pack` writes what pack_b
+// would of B's rows [p0, p0 + kc) and columns [col, col + cols): kc steps of nr floats, zeros
+// past cols; for A, what pack_a would of A's rows [col, col + cols) and columns [p0, p0 + kc):
+// kc steps of mr floats (passed as nr), zeros past cols. A convolution's unrolled windows come
+// so (runtime/Conv2d.cpp): never stored whole, each panel made from the input as the product
+// needs it.
 struct PanelSource {
   void (*pack)(const void* context, int64_t p0, int64_t kc, int64_t col, int64_t cols, int64_t nr,
                float* out) = nullptr;
@@ -74,7 +77,9 @@ struct PanelSource {
 struct Product {
   const float* a = nullptr;
   const float* b = nullptr;
-  const PanelSource* b_panels = nullptr; // instead of b, when not null: the packed path
+  // Instead of a or b, when not null; either takes the packed path.
+  const PanelSource* a_panels = nullptr;
+  const PanelSource* b_panels = nullptr;
   float* c = nullptr;
   int64_t m = 0, n = 0, k = 0;
   int64_t a_row = 0, a_col = 1;

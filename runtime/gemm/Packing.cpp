@@ -54,6 +54,11 @@ void pack_a(const GemmKernels& K, const Product& p, int64_t p0, int64_t kc, floa
   const int64_t mr = K.mr;
   for (int64_t panel = begin; panel < end; ++panel) {
     float* dst = out + panel * kc * mr;
+    if (p.a_panels) {
+      p.a_panels->pack(p.a_panels->context, p0, kc, panel * mr, std::min(mr, p.m - panel * mr), mr,
+                       dst);
+      continue;
+    }
     const float* first = p.a + panel * mr * p.a_row + p0;
     if (K.pack_a_panel && p.a_col == 1 && (panel + 1) * mr <= p.m) { // a full panel, rows dense
       const bool more = (panel + 2) * mr <= p.m;

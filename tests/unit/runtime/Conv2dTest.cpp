@@ -1,9 +1,10 @@
 // dsc.conv2d on the CPU (runtime/Conv2d.h) against the CUDA emulator's direct loops over the
 // same convolution (runtime/cuda/Cudnn.h's conv2d_loops, itself checked against the reference
-// interpreter by CudaEmulatorVsReferenceTest): the unrolled windows at the edges of the
-// padding, strides and dilations, groups, the 1x1 convolution read in place, small images side
-// by side in one product, an image a tile of output rows at a time, no input channels, and a
-// batch done a chunk of images at a time. The
+// interpreter by CudaEmulatorVsReferenceTest): the windows at the edges of the padding,
+// strides and dilations, groups, the 1x1 convolution read in place, small images side by side
+// in one product, an image a tile of output rows at a time, the transposed product of fewer
+// pixels than channels (its weights declared constant or not), no input channels, and a batch
+// done a chunk of images at a time. The
 // graph-level cases at random shapes are OpsVsReferenceTest's conv2d ones.
 #include "runtime/Conv2d.h"
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "runtime/cuda/Cudnn.h"
+#include "runtime/gemm/ConstantPacks.h"
 
 namespace dsc::runtime {
 namespace {
@@ -35,8 +37,10 @@ Conv2dShape shape_of(const Case& k) {
           ow,  k.groups, k.stride_h, k.stride_w, k.pad_h, k.pad_w, k.dilation_h, k.dilation_w};
 }
 
-// The largest difference between conv2d_f32 (windows `budget` floats at a time) and the loops.
-float worst_difference(const Case& k, int64_t budget) {
+// The largest difference between conv2d_f32 (windows `budget` floats at a time) and the loops;
+// with `constant_weights`, the weights are declared constant for two calls (the second reads
+// the GEMM's pack of them).
+float worst_difference(const Case& k, int64_t budget, bool constant_weights = false) {
   const Conv2dShape s = shape_of(k);
   cuda::Conv2dPlan plan;
   std::string error;
@@ -57,7 +61,15 @@ float worst_difference(const Case& k, int64_t budget) {
   std::vector<float> want(results), got(results + 1, NAN);
   got.back() = 7.0f; // past the end: must stay
   cuda::conv2d_loops(plan, x.data(), w.data(), want.data());
+  if (constant_weights) {
+    EXPECT_TRUE(gemm::declare_constant(w.data(), w.size() * sizeof(float), &error)) << error;
+    conv2d_f32(x.data(), w.data(), got.data(), s, budget);
+    std::fill(got.begin(), got.end() - 1, NAN);
+  }
   conv2d_f32(x.data(), w.data(), got.data(), s, budget);
+  if (constant_weights) {
+    EXPECT_TRUE(gemm::release_constant(w.data()));
+  }
   EXPECT_EQ(got.back(), 7.0f) << "written past the result";
   float worst = 0;
   for (size_t i = 0; i < results; ++i) {
@@ -84,6 +96,9 @@ TEST(Conv2d, MatchesTheDirectLoops) {
       // 256 = 28 * 9 + 4), over images side by side and in tiles of one image.
       {2, 40, 9, 11, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1},
       {1, 33, 37, 41, 19, 3, 3, 1, 2, 1, 1, 1, 2, 1},
+      // Fewer output pixels than channels, weights not constant: the ordinary product.
+      {1, 40, 5, 6, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {3, 20, 4, 4, 64, 3, 3, 1, 2, 2, 1, 1, 1, 1},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(std::to_string(k.n) + "x" + std::to_string(k.c) + "x" + std::to_string(k.h) + "x" +
@@ -103,6 +118,21 @@ TEST(Conv2d, ABatchInChunksOfImages) {
   const int64_t image = s.groups * s.depth() * s.pixels();
   EXPECT_LT(worst_difference(k, 2 * image + 1), 1e-5f);
   EXPECT_LT(worst_difference(k, 1), 1e-5f); // less than an image: one at a time
+}
+
+// With the weights declared constant, fewer output pixels than channels take the transposed
+// product (the weights as B, packed once by the first call): one image, images side by side,
+// windows deeper than a depth block, a pixel count that is no multiple of the micro tile's
+// rows. More pixels than channels still take the ordinary one.
+TEST(Conv2d, ConstantWeights) {
+  for (const Case& k : {Case{1, 40, 5, 6, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                        Case{3, 20, 4, 4, 64, 3, 3, 1, 2, 2, 1, 1, 1, 1},
+                        Case{1, 29, 7, 7, 61, 3, 3, 1, 1, 1, 1, 1, 2, 2},
+                        Case{2, 3, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1}}) {
+    const size_t before = gemm::constant_pack_count();
+    EXPECT_LT(worst_difference(k, kColumnFloats, true), 1e-5f) << k.o << " channels";
+    EXPECT_EQ(gemm::constant_pack_count(), before); // released with the weights
+  }
 }
 
 TEST(Conv2d, NoInputChannelsGiveZeros) {

@@ -44,11 +44,31 @@ std::string describe(const GemmKernels& K, const Sizes& s) {
          (s.pad ? " pad=" + std::to_string(s.pad) : "");
 }
 
+// A matrix's panels made from the matrix itself (PanelSource): rows [first, first + count) of
+// A with columns [p0, p0 + kc), or columns [first, first + count) of B with rows [p0, p0 + kc).
+struct Panels {
+  const float* data;
+  int64_t row, col; // strides
+  bool of_a;
+  static void pack(const void* context, int64_t p0, int64_t kc, int64_t first, int64_t count,
+                   int64_t width, float* out) {
+    const Panels& m = *static_cast<const Panels*>(context);
+    for (int64_t q = 0; q < kc; ++q)
+      for (int64_t i = 0; i < width; ++i)
+        out[q * width + i] = i >= count ? 0.0f
+                             : m.of_a   ? m.data[(first + i) * m.row + (p0 + q) * m.col]
+                                        : m.data[(p0 + q) * m.row + (first + i) * m.col];
+  }
+};
+
+// Which operands come from a PanelSource rather than memory.
+enum class FromPanels { None, A, B, Both };
+
 // Runs one product and compares every element of C, and checks that the padding of C's rows
 // is untouched. With `constant`, B is declared constant memory first (so it is packed once and
 // the pack reused), and released after two products.
 void check(const GemmKernels& K, const Sizes& s, bool parallel, std::mt19937& rng,
-           bool constant = false) {
+           bool constant = false, FromPanels from = FromPanels::None) {
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
   Product p;
   p.m = s.m;
@@ -68,6 +88,11 @@ void check(const GemmKernels& K, const Sizes& s, bool parallel, std::mt19937& rn
   p.a = a.data();
   p.b = b.data();
   p.c = c.data();
+  const Panels a_panels{a.data(), p.a_row, p.a_col, true},
+      b_panels{b.data(), p.b_row, p.b_col, false};
+  const PanelSource a_source{Panels::pack, &a_panels}, b_source{Panels::pack, &b_panels};
+  if (from == FromPanels::A || from == FromPanels::Both) p.a_panels = &a_source;
+  if (from == FromPanels::B || from == FromPanels::Both) p.b_panels = &b_source;
   std::string error;
   if (constant) {
     ASSERT_TRUE(declare_constant(b.data(), b.size() * sizeof(float), &error)) << error;
@@ -93,6 +118,23 @@ void check(const GemmKernels& K, const Sizes& s, bool parallel, std::mt19937& rn
     for (int64_t j = s.n; j < p.ldc; ++j)
       ASSERT_TRUE(std::isnan(c[i * p.ldc + j])) << describe(K, s) << ": wrote into row padding";
   }
+}
+
+// Operands made panel by panel (a convolution's windows): A, B or both, every instruction set,
+// on one thread and on the pool, with edge tiles, several depth blocks and a transposed B; and
+// A from panels against a constant B, which the product reads from its pack.
+TEST(Gemm, OperandsFromPanelSources) {
+  std::mt19937 rng(23);
+  const Sizes sizes[] = {{1, 1, 1, false},           {13, 37, 300, false},
+                         {29, 5, 2 * kKc + 1, true}, {100, 67, kKc - 1, false},
+                         {3, 200, 17, true},         {211, 33, kKc + 3, false}};
+  for (const GemmKernels* K : runnable_kernels())
+    for (const Sizes& s : sizes) {
+      for (FromPanels from : {FromPanels::A, FromPanels::B, FromPanels::Both})
+        for (bool parallel : {false, true})
+          check(*K, s, parallel, rng, false, from);
+      check(*K, s, true, rng, true, FromPanels::A);
+    }
 }
 
 TEST(Gemm, ChoosesARunnableInstructionSet) {
@@ -315,6 +357,10 @@ TEST(Gemm, ConstantMemoryIsDeclaredOnce) {
   EXPECT_EQ(error, "constant memory overlaps memory already declared constant");
   EXPECT_FALSE(declare_constant(w.data() + 23, 4, &error)); // overlaps its end
   EXPECT_TRUE(declare_constant(w.data() + 24, 4, &error)) << error; // just past it
+  EXPECT_TRUE(is_constant(w.data() + 8, 16 * sizeof(float)));
+  EXPECT_TRUE(is_constant(w.data() + 10, 4 * sizeof(float)));
+  EXPECT_FALSE(is_constant(w.data() + 7, 2 * sizeof(float)));  // starts before the range
+  EXPECT_FALSE(is_constant(w.data() + 20, 8 * sizeof(float))); // spans two ranges
   EXPECT_FALSE(release_constant(w.data()));
   EXPECT_TRUE(release_constant(w.data() + 8));
   EXPECT_TRUE(release_constant(w.data() + 24));
