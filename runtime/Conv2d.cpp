@@ -10,7 +10,8 @@
 // output rows at a time (a range of C's columns, its windows at most kColumnFloats were they
 // stored), whole tiles per thread when there are enough; small images are side by side in one
 // product instead, and a 1x1 convolution with stride 1 and no padding reads its input as col
-// in place.
+// in place. With fewer output pixels than channels and constant weights the product is
+// transposed (below, at transpose_small).
 
 #include "runtime/Conv2d.h"
 
@@ -26,9 +27,10 @@ namespace dsc::runtime {
 
 namespace {
 
-// The windows of group `g` as B of the group's product: column j is output pixel
-// first_pixel + j of the images from `image` on, side by side (pixel p of image image + p /
-// (oh * ow)), and row r the input element (ci, ky, kx) of r = (ci * kh + ky) * kw + kx.
+// The windows of group `g` as a matrix (B of the group's product, or A of the transposed one
+// as its transpose): column j is output pixel first_pixel + j of the images from `image` on,
+// side by side (pixel p of image image + p / (oh * ow)), and row r the input element
+// (ci, ky, kx) of r = (ci * kh + ky) * kw + kx.
 struct Windows {
   const Conv2dShape* shape;
   const float* x;
