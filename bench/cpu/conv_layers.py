@@ -13,8 +13,8 @@ with `dscc run --entry=LAYER --random-weights --bench=R`, which declares the wei
 at the benchmark shape is checked against F.conv2d on the same inputs. Times are medians of
 --runs calls after warm-up, output allocation included on every side, and at least
 --min-seconds of calls per layer for every peer (a layer of 1 ms timed 30 times is a 30 ms
-process, and the first tenth of a second of a process on these VMs runs its second thread
-late: a second CPU woken from idle, OpenBLAS's threads still spinning from their start);
+process, and for about the first tenth of a second a process on these VMs often runs its
+second thread late; a test program whose two threads share no data showed it too);
 GFLOP/s counts 2 * multiply-adds. The table's ratios are PEER/dsc: above 1 means dsc is
 faster.
 """
