@@ -11,7 +11,7 @@ symbolic, its weights a parameter of constant dims), built once with `dscc build
 with `dscc run --entry=LAYER --random-weights --bench=R`, which declares the weights constant
 (the GEMM packs them once, as ORT prepacks an initializer). Before timing, each layer's output
 at the benchmark shape is checked against F.conv2d on the same inputs. Times are medians of
---runs calls after warm-up, output allocation included on every side, and at least
+--runs calls after 5 warm-up calls on every side, output allocation included on every side, and at least
 --min-seconds of calls per layer for every peer (a layer of 1 ms timed 30 times is a 30 ms
 process, and for about the first tenth of a second a process on these VMs often runs its
 second thread late; a test program whose two threads share no data showed it too);
@@ -107,7 +107,7 @@ def dsc_time(dscc: str, so: str, name: str, batch: int, image: int, threads: int
     h = size_at(name, image)
     rc, out, err = run.run_dscc([dscc, "run", so, f"--entry={name}",
                                  f"--shape=N={batch},H={h},W={h}", "--random-weights",
-                                 f"--bench={runs}"], threads, run.ROOT, timeout)
+                                 f"--bench={runs}", "--warmup=5"], threads, run.ROOT, timeout)
     m = run.DSC_MEDIAN_RE.search(out)
     if rc != 0 or not m:
         raise RuntimeError(f"dscc run {name}: {run.first_error(out, err)}")

@@ -12,8 +12,8 @@ with PyTorch at the zoo's seed, torch.onnx.export and torch.export, onnx2dsc and
                 intra_op_num_threads=N, inter_op 1, all graph optimizations
     eager       the PyTorch module under torch.inference_mode(), torch.set_num_threads(N)
 
-dscc prints the median of R calls after one warm-up (the weights are declared constant, so
-the warm-up packs them, as ORT prepacks at session creation); ORT and eager are timed by
+dscc prints the median of R calls after W warm-ups, as many as the peers get (the weights are
+declared constant, so the first packs them, as ORT prepacks at session creation); ORT and eager are timed by
 bench/cpu/bert_torch.py's time_calls (median of R calls after W warm-ups, each call timed
 alone). R is --runs, or more where --runs of dsc's calls would take less than --min-seconds
 (a probe of 3 calls decides; every peer then makes as many): a fresh process on these VMs
@@ -99,8 +99,9 @@ def parse_shapes(text: str, z: models.ZooModel) -> list[dict]:
 
 
 def dsc_time(dscc: str, imp, input_args: list[str], threads: int, runs: int,
-             timeout: float) -> dict:
-    r, cmd = build_zoo.dscc_run(dscc, imp, input_args, "", threads, timeout, bench=runs)
+             timeout: float, warmup: int = 1) -> dict:
+    r, cmd = build_zoo.dscc_run(dscc, imp, input_args, "", threads, timeout, bench=runs,
+                                warmup=warmup)
     res = {"command": " ".join(cmd)}
     m = DSC_MEDIAN_RE.search(r.stdout) or DSC_MEDIAN_RE.search(r.stderr)
     if r.rc == 0 and m:
@@ -174,7 +175,7 @@ def bench_model(name: str, ns, work: str, log) -> dict:
                 row["runs"] = max(ns.runs, math.ceil(
                     ns.min_seconds * 1e3 / max(probe.get("median_ms", 1e9), 1e-3)))
             row[f"dsc_{via}"] = dsc_time(ns.dscc, imp, input_args, ns.threads, row["runs"],
-                                         ns.timeout)
+                                         ns.timeout, ns.warmup)
         runs = row.get("runs", ns.runs)
         if sess is not None and build_zoo.onnx_allows(b.zoo, sym):
             feeds = {n: t.numpy() for n, t in inputs.items()}
@@ -219,8 +220,8 @@ def markdown(result: dict) -> str:
              f"- CPU: {c['cpu']}", f"- threads: {c['threads']} (dscc run --threads, "
              f"ORT intra_op_num_threads with inter_op 1, torch.set_num_threads)",
              f"- runs: median of {c['runs']}, or more to take {c.get('min_seconds')} s "
-             f"(the same count for every peer; dscc after one warm-up; ORT and eager after "
-             f"{c['warmup']})", f"- OPENBLAS_CORETYPE: {c['openblas_core']}",
+             f"(the same count for every peer, each after {c['warmup']} warm-up calls)",
+             f"- OPENBLAS_CORETYPE: {c['openblas_core']}",
              f"- versions: {', '.join(f'{k} {v}' for k, v in c['versions'].items())}",
              f"- load average (1, 5, 15 min) at the start: {c['loadavg_start']}, at the end: "
              f"{c.get('loadavg_end')}",
@@ -249,7 +250,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--min-seconds", type=float, default=0.5,
                     help="more timed calls where --runs of dsc's take less than this (default "
                          "0.5); every peer makes as many")
-    ap.add_argument("--warmup", type=int, default=3, help="ORT's and eager's warm-up calls")
+    ap.add_argument("--warmup", type=int, default=3, help="every peer's warm-up calls (dscc run --warmup)")
     ap.add_argument("--shape", action="append", default=[], metavar="MODEL:SYM=V,...;...",
                     help="other shapes for one model, e.g. 'bert:B=1,S=64;B=2,S=7' (repeatable)")
     ap.add_argument("--work", help="build the zoo here and keep it (default: a temporary "

@@ -213,10 +213,10 @@ def save_inputs(inputs: dict[str, torch.Tensor], folder: str) -> list[str]:
 
 
 def dscc_run(dscc: str, imp: Imported, input_args: list[str], out_dir: str, threads: int,
-             timeout: float, bench: int | None = None):
+             timeout: float, bench: int | None = None, warmup: int = 1):
     cmd = [dscc, "run", imp.so, "--weights", imp.weights, *input_args, f"--threads={threads}"]
     if bench:
-        cmd.append(f"--bench={bench}")
+        cmd += [f"--bench={bench}", f"--warmup={max(warmup, 1)}"]
     else:
         cmd.append(f"--output={out_dir}")
     return run(cmd, timeout), cmd

@@ -36,7 +36,9 @@ its inputs copied to the GPU, and its results back.
 
 constexpr const char* kRunUsageOptions =
     R"(  --output=DIR                 write the results as DIR/output0.npy, DIR/output1.npy, ...
-  --bench=N                    time N calls after one warm-up; prints the median latency
+  --bench=N                    time N calls after the warm-up; prints the median latency
+  --warmup=N                   untimed calls before the timed ones (default 1, at least 1:
+                               the first call, which also makes the results)
   --stats                      print the arena size and the peak of live intermediates
   --no-constant-weights        pack weights for the GEMM on every call, as other inputs (by
                                default they are declared constant and packed once)
@@ -80,7 +82,7 @@ int run_run(const Args& args) {
   CompileOptions options;
   InputOptions inputs;
   std::string output_dir, error, entry;
-  int64_t bench = 0, threads = 0;
+  int64_t bench = 0, warmup = 1, threads = 0;
   bool constant_weights = true;
   bool stats = false;
   auto bad = [&](const std::string& message) {
@@ -103,6 +105,9 @@ int run_run(const Args& args) {
     } else if (auto b = value("--bench")) {
       if (!run_support::parse_count(*b, &bench) || bench < 1)
         return bad("--bench expects a positive count");
+    } else if (auto w = value("--warmup")) {
+      if (!run_support::parse_count(*w, &warmup) || warmup < 1)
+        return bad("--warmup expects a positive count (got '" + *w + "')");
     } else if (auto t = value("--threads")) {
       if (!run_support::parse_count(*t, &threads) || threads < 1 || threads > 1024)
         return bad("--threads expects a count from 1 to 1024");
@@ -187,6 +192,10 @@ int run_run(const Args& args) {
   if (!run_support::outputs_to_host(&result.outputs, &error)) return bad(error);
 
   if (bench > 0) {
+    for (int64_t i = 1; i < warmup; ++i) { // the first call above was the first warm-up
+      runtime::CallResult r = model->run(fn->name, ptrs);
+      if (!r.ok()) return bad(r.error);
+    }
     std::vector<double> ms;
     for (int64_t i = 0; i < bench; ++i) {
       auto t0 = std::chrono::steady_clock::now();
