@@ -16,12 +16,14 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t column_block(int64_t nr) { return kNc / nr * nr > 0 ? kNc / nr * nr : nr; }
 
 // Panels [begin, end) of B's rows [p0, p0 + kc) and columns [j0, j0 + nc) into `out`, nr
-// columns per panel, kc steps of nr floats each (zeros past column nc).
+// columns per panel, kc steps of nr floats each (zeros past column nc); made by p.b_panels
+// when the product has one.
 void pack_b(const Product& p, int64_t nr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
             float* out, int64_t begin, int64_t end);
 
 // Panels [begin, end) of A's rows (K.mr per panel, zeros past row m) and columns [p0, p0 + kc),
-// kc steps of K.mr floats each (K.pack_a_panel's, where it has one and the panel is full).
+// kc steps of K.mr floats each (K.pack_a_panel's, where it has one and the panel is full; made
+// by p.a_panels when the product has one).
 void pack_a(const GemmKernels& K, const Product& p, int64_t p0, int64_t kc, float* out,
             int64_t begin, int64_t end);
 
