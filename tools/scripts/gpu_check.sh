@@ -50,11 +50,17 @@ pack)
     shift
   done
   ninja -C "$build" dscc dsc-run dsc_runtime runtime_CudaGpuTest
+  ninja -C "$build" runtime_CudaVendorAbiTest 2>/dev/null || true # only with the toolkit's headers
   rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
   cp "$build/tools/dsc_run/dsc-run" .gpu/bin/
   # The runtime's GPU tests (ctest label gpu: memory, launches, cuBLAS, cuBLASLt and cuDNN
   # against the CPU), which need only libdsc_runtime.
   cp "$build/tests/unit/runtime_CudaGpuTest" .gpu/bin/
+  # The descriptors the runtime sets, read back by cuDNN's and cuBLASLt's own functions (built
+  # where this machine's toolkit has both): there, against that machine's library versions.
+  if [ -x "$build/tests/unit/runtime_CudaVendorAbiTest" ]; then
+    cp "$build/tests/unit/runtime_CudaVendorAbiTest" .gpu/bin/
+  fi
   cp "$build/runtime/libdsc_runtime.so" .gpu/lib/
   # The runtime's own dependencies that a bare machine may lack (OpenBLAS and its Fortran
   # runtime); the C and C++ libraries are there.
@@ -101,6 +107,16 @@ run)
   export LD_LIBRARY_PATH="$PWD/.gpu/lib:$(cudnn_dir)${LD_LIBRARY_PATH:-}"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
   .gpu/bin/runtime_CudaGpuTest || echo "FAIL: runtime_CudaGpuTest (above)"
+  if [ -x .gpu/bin/runtime_CudaVendorAbiTest ]; then
+    # Linked to the libraries' sonames here (libcudnn.so.9, libcublasLt.so.13): skipped where
+    # the machine has other versions, which the runtime itself (dlopen) still finds.
+    missing=$(ldd .gpu/bin/runtime_CudaVendorAbiTest | awk '/not found/ {print $1}' | xargs)
+    if [ -n "$missing" ]; then
+      echo "SKIP: runtime_CudaVendorAbiTest: this machine has no $missing"
+    else
+      .gpu/bin/runtime_CudaVendorAbiTest || echo "FAIL: runtime_CudaVendorAbiTest (above)"
+    fi
+  fi
   .gpu/bin/dsc-run .gpu/mlp_cuda.so --shape B=3 --random-weights
   # cuDNN's convolutions against the CPU's, then timed at ResNet's image size.
   for expect in .gpu/expect/conv_block_*; do
