@@ -16,6 +16,7 @@
 #include "runtime/Conv2d.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "runtime/ThreadPool.h"
