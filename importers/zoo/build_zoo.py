@@ -116,9 +116,25 @@ def export_onnx(model, z: models.ZooModel, path: str) -> None:
 
 
 def export_torch(model, z: models.ZooModel, path: str, core: bool = False) -> None:
+    """torch.export under the zoo's named Dims. Where torch derives a guard that the ranges
+    break ("Constraints violated"), the export is made again with Dim.DYNAMIC hints, which keep
+    the guard as a run-time check, and stderr says so. torch 2.11 needs this for ResNet-18: its
+    max-pool shape rule guards `((H - 1) // 2) % 2 != 0` (the remainder test of a rounding
+    division, true or false alike at every size). The import then differs from the named-Dim
+    one only in the guards it lists and in the batch's minimum (2: torch's 0/1 specialization)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ep = torch.export.export(model, example_args(z), dynamic_shapes=z.dynamic_shapes())
+        try:
+            ep = torch.export.export(model, example_args(z), dynamic_shapes=z.dynamic_shapes())
+        except Exception as e:  # noqa: BLE001 - torch._dynamo.exc.UserError, by its text
+            if "Constraints violated" not in str(e):
+                raise
+            guards = [ln.strip() for ln in str(e).splitlines() if ln.strip().startswith("- ")]
+            print(f"build_zoo.py: torch {torch.__version__} refused the ranges of {z.name}; "
+                  "exported again with Dim.DYNAMIC hints, which keep as run-time checks:\n  "
+                  + "\n  ".join(guards), file=sys.stderr)
+            ep = torch.export.export(model, example_args(z),
+                                     dynamic_shapes=z.dynamic_shapes(hints=True))
         if core:
             ep = ep.run_decompositions()
         torch.export.save(ep, path)

@@ -340,9 +340,16 @@ class ZooModel:
         within the position tables, whose half each range is)."""
         return all(lo <= sym[s] <= hi for s, (lo, hi) in self.ranges.items())
 
-    def dynamic_shapes(self) -> dict:
-        """torch.export's spec: one Dim object per symbol, shared by every input axis it names."""
-        dims = {s: torch.export.Dim(s, min=lo, max=hi) for s, (lo, hi) in self.ranges.items()}
+    def dynamic_shapes(self, hints: bool = False) -> dict:
+        """torch.export's spec: one Dim object per symbol, shared by every input axis it names.
+        With `hints`, a `Dim.DYNAMIC` hint per axis at the same bounds instead, under which
+        torch keeps a guard that narrows the range as a run-time check rather than refusing
+        the export (and raises a minimum of 1 to 2, its 0/1 specialization)."""
+        if hints:
+            dims = {s: torch.export.Dim.DYNAMIC(min=lo, max=hi)
+                    for s, (lo, hi) in self.ranges.items()}
+        else:
+            dims = {s: torch.export.Dim(s, min=lo, max=hi) for s, (lo, hi) in self.ranges.items()}
         return {inp.name: {i: dims[d] for i, d in enumerate(inp.dims) if isinstance(d, str)}
                 for inp in self.inputs}
 
