@@ -107,6 +107,42 @@ std::optional<Polynomial> fold_division_identity(Simplifier& s, const Polynomial
   return std::nullopt;
 }
 
+// The mixed-radix identity a*((x // a) % b) + x % a == x % (a*b), for b >= 0 and any a (x % a
+// and x % (a*b) then share a's sign; a == 0 or b == 0 too, since x // 0 == 0 and x % 0 == x),
+// applied once: a term k*m*(x % a) whose partner
+// k*m*a*((x // a) % b) is a term of `p` too makes the pair k*m*(x % (a*b)). An index that the
+// GPU schedule split into coordinates (`flat % W`, `flat // W % H`, `flat // (H*W) % C`, ...)
+// and a buffer's row-major offset joined again thus folds, digit by digit, until the division
+// identity makes it `flat`.
+std::optional<Polynomial> fold_mixed_radix(Simplifier& s, const Polynomial& p) {
+  for (const Term& t : p.terms())
+    for (size_t i = 0; i < t.monomial.factors.size(); ++i) {
+      const FloorMod* low = t.monomial.factors[i].as<FloorMod>();
+      if (!low) continue;
+      std::vector<Expr> rest = t.monomial.factors;
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+      const Polynomial want = (product(rest) * s.poly(low->b)).scaled(t.coeff);
+      for (const Term& u : p.terms())
+        for (size_t j = 0; j < u.monomial.factors.size(); ++j) {
+          const FloorMod* high = u.monomial.factors[j].as<FloorMod>();
+          const FloorDiv* digit = high ? high->a.as<FloorDiv>() : nullptr;
+          if (!digit || !digit->a.same_as(low->a) || !digit->b.same_as(low->b)) continue;
+          std::vector<Expr> others = u.monomial.factors;
+          others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
+          const Polynomial differ = product(others).scaled(u.coeff) - want;
+          if (!differ.ok() || !differ.is_zero()) continue;
+          if (s.bounds(high->b).lo < 0) continue;
+
+          const Expr merged = s.mutate(FloorMod::make(low->a, Mul::make(low->b, high->b)));
+          const Polynomial folded = p - product(t.monomial.factors).scaled(t.coeff) -
+                                    product(u.monomial.factors).scaled(u.coeff) +
+                                    (product(rest) * s.poly(merged)).scaled(t.coeff);
+          if (folded.ok()) return folded;
+        }
+    }
+  return std::nullopt;
+}
+
 } // namespace
 
 Expr Simplifier::mutate(const Expr& e) {
@@ -122,6 +158,8 @@ Expr Simplifier::mutate_arith(const Expr& e) {
   while (p.ok())
     if (std::optional<Polynomial> folded = fold_division_identity(*this, p))
       p = *folded;
+    else if (std::optional<Polynomial> merged = fold_mixed_radix(*this, p))
+      p = *merged;
     else
       return p.to_expr();
   const auto* n = static_cast<const BinaryNode*>(e.get());

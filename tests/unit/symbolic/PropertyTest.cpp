@@ -249,7 +249,7 @@ private:
     Expr y = integer(depth - 1);
     int64_t c = divisor(), c2 = divisor(), k = small();
     bool flag = rng_.chance(50);
-    switch (rng_.below(24)) {
+    switch (rng_.below(25)) {
     case 0: // (c*x + k) / c, (c*x + k) % c
       return div_or_mod(flag, Add::make(Mul::make(num(c), x), num(k)), num(c));
     case 1: // x / c1 / c2
@@ -305,6 +305,14 @@ private:
       return FloorMod::make(FloorMod::make(x, num(c)), num(c * 2 + 1));
     case 22: // (x % c) == 0 style residues through div: (c*x + k) / c / c2
       return FloorDiv::make(Add::make(Mul::make(num(c * c2), x), num(k)), num(c));
+    case 23: { // a*((x/a)%b) + x%a: a, b constants (negative or zero too) or symbols
+      const auto radix = [&](int64_t c0) {
+        if (rng_.chance(40)) return symbol();
+        return num(rng_.chance(70) ? c0 : rng_.chance(50) ? -c0 : 0);
+      };
+      Expr a = radix(c), b = radix(c2);
+      return Add::make(Mul::make(a, FloorMod::make(FloorDiv::make(x, a), b)), FloorMod::make(x, a));
+    }
     default: { // c*x*m / m with a constant coefficient
       Expr m = monomial();
       return div_or_mod(flag, Mul::make(num(c), Mul::make(x, m)), m);
