@@ -1,6 +1,9 @@
 // The CUDA functions of HostABI.h over cuda::device(). Errors are recorded in the call and
 // name what failed and the function: "kernel 'layer_add_0' of 'layer': cuLaunchKernel failed:
 // CUDA_ERROR_INVALID_VALUE: invalid argument".
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 
@@ -75,6 +78,18 @@ int32_t dsc_rt_cuda_resident_threads(dsc_call* call, int64_t* threads) {
   Device* d = device_for(call, "the device's resident threads");
   if (!d) return 1;
   *threads = d->resident_threads();
+  // DSC_CUDA_RESIDENT_THREADS=N: the host code picks its launches as if the device held N
+  // threads (1: never the wider launch for few rows), so that both variants can be timed on
+  // one device (docs/cuda.md).
+  if (const char* env = std::getenv("DSC_CUDA_RESIDENT_THREADS")) {
+    int64_t n = 0;
+    const char* end = env + std::strlen(env);
+    const auto [rest, ec] = std::from_chars(env, end, n);
+    if (ec != std::errc() || rest != end || n < 1)
+      return call->fail("DSC_CUDA_RESIDENT_THREADS" + of_function(call) +
+                        ": a positive number of threads, not '" + env + "'");
+    *threads = n;
+  }
   return 0;
 }
 
