@@ -109,11 +109,10 @@ std::optional<Polynomial> fold_division_identity(Simplifier& s, const Polynomial
 
 // The mixed-radix identity a*((x // a) % b) + x % a == x % (a*b), for b >= 0 and any a (x % a
 // and x % (a*b) then share a's sign; a == 0 or b == 0 too, since x // 0 == 0 and x % 0 == x),
-// applied once: a term k*m*(x % a) whose partner
-// k*m*a*((x // a) % b) is a term of `p` too makes the pair k*m*(x % (a*b)). An index that the
-// GPU schedule split into coordinates (`flat % W`, `flat // W % H`, `flat // (H*W) % C`, ...)
-// and a buffer's row-major offset joined again thus folds, digit by digit, until the division
-// identity makes it `flat`.
+// applied once: a term k*m*(x % a) whose partner k*m*a*((x // a) % b) is a term of `p` too
+// makes the pair k*m*(x % (a*b)). An index that the GPU schedule split into coordinates
+// (`flat % W`, `flat // W % H`, `flat // (H*W) % C`, ...) and a buffer's row-major offset
+// joined again thus folds, digit by digit, until the division identity makes it `flat`.
 std::optional<Polynomial> fold_mixed_radix(Simplifier& s, const Polynomial& p) {
   for (const Term& t : p.terms())
     for (size_t i = 0; i < t.monomial.factors.size(); ++i) {
@@ -132,7 +131,6 @@ std::optional<Polynomial> fold_mixed_radix(Simplifier& s, const Polynomial& p) {
           const Polynomial differ = product(others).scaled(u.coeff) - want;
           if (!differ.ok() || !differ.is_zero()) continue;
           if (s.bounds(high->b).lo < 0) continue;
-
           const Expr merged = s.mutate(FloorMod::make(low->a, Mul::make(low->b, high->b)));
           const Polynomial folded = p - product(t.monomial.factors).scaled(t.coeff) -
                                     product(u.monomial.factors).scaled(u.coeff) +
