@@ -13,9 +13,11 @@ A GPU machine here has PyTorch but no LLVM and no dscc, and what travels to it m
       weights' sha256 and the size and torch version the zoo was built at.
 
   --zoo DIR --dsc-run PATH (there): for each packed model, the same build, export and import
-      (pure Python) into a temporary directory give the weights (.safetensors); the regenerated
-      .dsc must be the packed one (same sha256), else the model fails, since its .so was built
-      from the packed text. Then at each shape (bench/models/run.py's, ZooModel.bench_shapes):
+      (pure Python) into a temporary directory give the weights (.safetensors). The packed .so
+      fits them when they are the packed weights byte for byte (same sha256: every parameter's
+      name, shape and values), or when the regenerated .dsc is the packed one; else the model
+      fails (another torch can export another graph). A .dsc that differs over the same weights
+      (guards another torch lists, a bound it moves) is only noted. Then at each shape (bench/models/run.py's, ZooModel.bench_shapes):
       the inputs of ZooModel.make_inputs at seed SEED + k (as run.py), one `dsc-run NAME_cuda.so
       --weights ... --input ... --bench=R --warmup=W --save-outputs=...`, whose outputs are
       compared with PyTorch eager's on the GPU and whose median is dsc's time; eager is timed by
@@ -232,13 +234,21 @@ def run_model(name: str, entry: dict, ns, manifest: dict, work: str) -> dict:
     res["dsc_sha256"] = sha256(imp.dsc)
     res["dsc_matches_pack"] = res["dsc_sha256"] == entry["dsc_sha256"]
     res["weights_match_pack"] = sha256(imp.weights) == entry["weights_sha256"]
+    difference = ""
     if not res["dsc_matches_pack"]:
+        difference = dsc_mismatch(imp.dsc, os.path.join(ns.zoo, entry["dsc"]))
+    if not res["dsc_matches_pack"] and res["weights_match_pack"]:
+        # The .so was built for exactly these parameters; the text differs elsewhere.
+        log(f"note {name}: the .dsc imported here (torch {torch.__version__}) differs from the "
+            f"packed one (torch {manifest.get('torch')}), over the packed weights byte for "
+            f"byte, so {entry['so']} fits them:\n{difference}")
+    elif not res["dsc_matches_pack"]:
         msg = (f"the .dsc imported here (torch {torch.__version__}) is not the packed one (torch "
                f"{manifest.get('torch')}): sha256 {res['dsc_sha256'][:12]} here, "
-               f"{entry['dsc_sha256'][:12]} packed, so {entry['so']} may not fit these weights; "
-               f"pack with the torch version of this machine, or pass --allow-dsc-mismatch to "
-               f"run it anyway (the outputs are still checked)\n"
-               f"{dsc_mismatch(imp.dsc, os.path.join(ns.zoo, entry['dsc']))}")
+               f"{entry['dsc_sha256'][:12]} packed, and the weights differ too, so "
+               f"{entry['so']} may not fit them; pack with the torch version of this machine, "
+               f"or pass --allow-dsc-mismatch to run it anyway (the outputs are still "
+               f"checked)\n{difference}")
         log(f"{'WARN' if ns.allow_dsc_mismatch else 'FAIL'} {name}: {msg}")
         if not ns.allow_dsc_mismatch:
             res["error"] = msg
@@ -439,7 +449,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--tol", type=float, default=1e-3,
                     help="TOL of |dsc - ref| <= TOL * (rms(ref) + |ref|) (default 1e-3)")
     ap.add_argument("--allow-dsc-mismatch", action="store_true",
-                    help="--zoo: run a model whose regenerated .dsc differs from the packed one")
+                    help="--zoo: run a model whose regenerated .dsc and weights both differ "
+                    "from the packed ones")
     ap.add_argument("--json", help="--zoo: write the results here")
     ap.add_argument("--work", help="keep the exports, imports, weights and outputs here "
                     "(default: a temporary directory, removed)")
