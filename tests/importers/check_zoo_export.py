@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "importers"))
 try:
     import build_zoo
     import torch
+    from harness import Tally
     from zoo import models
 except ImportError as e:
     print(f"SKIP: {e.name or e} is not installed: run tools/scripts/install_python_deps.sh --tests")
@@ -123,7 +124,7 @@ def case_direct(work: str) -> str | None:
 
 
 def main() -> int:
-    passed = failed = 0
+    tally = Tally()
     with tempfile.TemporaryDirectory(prefix="dsc-zoo-export-") as work:
         for name, case in [("fallback", case_fallback), ("other", case_other),
                            ("direct", case_direct)]:
@@ -131,14 +132,8 @@ def main() -> int:
                 problem = case(work)
             except Exception as e:  # noqa: BLE001 - a case's failure, reported
                 problem = f"{type(e).__name__}: {str(e).strip()[:400]}"
-            if problem:
-                print(f"FAIL {name}: {problem}")
-                failed += 1
-            else:
-                print(f"PASS {name}")
-                passed += 1
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+            tally.report(name, problem)
+    return tally.finish()
 
 
 if __name__ == "__main__":

@@ -37,16 +37,14 @@ def main() -> int:
     ap.add_argument("--dscc", required=True)
     ap.add_argument("--dsc-run", required=True)
     ns = ap.parse_args()
-    passed = failed = 0
-
-    def report(name: str, problem: str | None) -> None:
-        nonlocal passed, failed
-        if problem:
-            print(f"FAIL {name}: {problem}")
-            failed += 1
-        else:
-            print(f"PASS {name}")
-            passed += 1
+    try:
+        from harness import Tally  # needs numpy, as gpu.py does
+    except ImportError as e:
+        print(f"SKIP: {e.name or e} is not installed: run tools/scripts/install_python_deps.sh "
+              f"--tests")
+        return 77
+    tally = Tally()
+    report = tally.report
 
     with tempfile.TemporaryDirectory(prefix="dsc-zoo-gpu-flow-") as work:
         pack = os.path.join(work, "pack")
@@ -56,7 +54,7 @@ def main() -> int:
             return 77
         if r.returncode != 0:
             report("flow", f"--pack exited {r.returncode}: {r.stderr.strip()[-400:]}")
-            return 1
+            return tally.finish()
         run = ["--zoo", pack, "--dsc-run", ns.dsc_run, "--device", "cpu", "--runs", "1",
                "--warmup", "1", "--shape", "bert:B=1,S=3"]
 
@@ -94,8 +92,7 @@ def main() -> int:
                None if code == 0 and "WARN bert" in out and "all outputs match" in out
                else f"exit {code}: {out.strip()[-400:]}")
 
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return tally.finish()
 
 
 if __name__ == "__main__":

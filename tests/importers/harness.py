@@ -125,6 +125,27 @@ def compare_outputs(out_dir: str, refs: list[tuple[str, np.ndarray]], ref_owner:
     return ok, "; ".join(details)
 
 
+class Tally:
+    """A check's cases: a PASS or FAIL line each, then `N passed, M failed`."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def report(self, name: str, problem: str | None) -> None:
+        """Records case `name`: passed when `problem` is None, else failed for it."""
+        if problem:
+            print(f"FAIL {name}: {problem}", flush=True)
+            self.failed += 1
+        else:
+            print(f"PASS {name}", flush=True)
+            self.passed += 1
+
+    def finish(self) -> int:
+        """Prints the totals; the exit status (1 when a case failed)."""
+        print(f"{self.passed} passed, {self.failed} failed")
+        return 1 if self.failed else 0
+
+
 class Checker:
     """What both importers' checks do: report each result, run the importer's command line,
     compare an imported text with its golden file and expect a command-line failure."""
