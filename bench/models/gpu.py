@@ -17,11 +17,12 @@ A GPU machine here has PyTorch but no LLVM and no dscc, and what travels to it m
       fits them when they are the packed weights byte for byte (same sha256: every parameter's
       name, shape and values), or when the regenerated .dsc is the packed one; else the model
       fails (another torch can export another graph). A .dsc that differs over the same weights
-      (guards another torch lists, a bound it moves) is only noted. Then at each shape (bench/models/run.py's, ZooModel.bench_shapes):
-      the inputs of ZooModel.make_inputs at seed SEED + k (as run.py), one `dsc-run NAME_cuda.so
-      --weights ... --input ... --bench=R --warmup=W --save-outputs=...`, whose outputs are
-      compared with PyTorch eager's on the GPU and whose median is dsc's time; eager is timed by
-      bench/gpu/peers.py's time_gpu (median of R synchronized calls after W warm-ups).
+      (guards another torch lists, a bound it moves) is only noted. Then at each shape
+      (bench/models/run.py's, ZooModel.bench_shapes): the inputs of ZooModel.make_inputs at
+      seed SEED + k (as run.py), one `dsc-run NAME_cuda.so --weights ... --input ... --bench=R
+      --warmup=W --save-outputs=...`, whose outputs are compared with PyTorch eager's on the GPU
+      and whose median is dsc's time; eager is timed by bench/gpu/peers.py's time_gpu (median
+      of R synchronized calls after W warm-ups).
 
 The tolerance is tests/importers/harness.py's criterion |dsc - ref| <= TOL * (rms(ref) + |ref|)
 with TOL = 1e-3 by default (--tol), as bench/gpu/run.py, not the importers' 1e-4: cuBLAS and
