@@ -79,32 +79,43 @@ Polynomial product(const std::vector<Expr>& factors) {
   return p;
 }
 
-// The division identity b*(a // b) + a % b == a (floor division; with b == 0 too, since
-// a // 0 == 0 and a % 0 == a), applied once: a term k*m*(a % b) whose partner k*m*b*(a // b) is
-// a term of `p` too (b a constant, symbol or atom, so that the partner is one term) makes the
-// pair k*m*a. Index arithmetic that flattens and unflattens an index (the GPU schedule's
-// `flat // C * C + flat % C`) folds back to `flat` this way.
-std::optional<Polynomial> fold_division_identity(Simplifier& s, const Polynomial& p) {
+// Calls `fold(t, mod, rest)` for each floormod factor `mod` of each term `t` of `p`, with `rest`
+// the product of t's other factors, until one returns a polynomial; that one.
+template <typename Fold>
+std::optional<Polynomial> first_mod_fold(const Polynomial& p, const Fold& fold) {
   for (const Term& t : p.terms())
     for (size_t i = 0; i < t.monomial.factors.size(); ++i) {
       const FloorMod* mod = t.monomial.factors[i].as<FloorMod>();
       if (!mod) continue;
       std::vector<Expr> rest = t.monomial.factors;
       rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-      const Polynomial partner =
-          (product(rest) * Polynomial::atom(FloorDiv::make(mod->a, mod->b)) * s.poly(mod->b))
-              .scaled(t.coeff);
-      if (!partner.ok() || partner.terms().size() != 1) continue;
-      const Term& want = partner.terms()[0];
-      bool found = false;
-      for (const Term& u : p.terms())
-        found |= u.coeff == want.coeff && u.monomial == want.monomial;
-      if (!found) continue;
-      const Polynomial folded = p - partner - product(t.monomial.factors).scaled(t.coeff) +
-                                (product(rest) * s.poly(mod->a)).scaled(t.coeff);
-      if (folded.ok()) return folded;
+      if (std::optional<Polynomial> folded = fold(t, *mod, product(rest))) return folded;
     }
   return std::nullopt;
+}
+
+// The division identity b*(a // b) + a % b == a (floor division; with b == 0 too, since
+// a // 0 == 0 and a % 0 == a), applied once: a term k*m*(a % b) whose partner k*m*b*(a // b) is
+// a term of `p` too (b a constant, symbol or atom, so that the partner is one term) makes the
+// pair k*m*a. Index arithmetic that flattens and unflattens an index (the GPU schedule's
+// `flat // C * C + flat % C`) folds back to `flat` this way.
+std::optional<Polynomial> fold_division_identity(Simplifier& s, const Polynomial& p) {
+  return first_mod_fold(
+      p,
+      [&](const Term& t, const FloorMod& mod, const Polynomial& rest) -> std::optional<Polynomial> {
+        const Polynomial partner =
+            (rest * Polynomial::atom(FloorDiv::make(mod.a, mod.b)) * s.poly(mod.b)).scaled(t.coeff);
+        if (!partner.ok() || partner.terms().size() != 1) return std::nullopt;
+        const Term& want = partner.terms()[0];
+        bool found = false;
+        for (const Term& u : p.terms())
+          found |= u.coeff == want.coeff && u.monomial == want.monomial;
+        if (!found) return std::nullopt;
+        const Polynomial folded = p - partner - product(t.monomial.factors).scaled(t.coeff) +
+                                  (rest * s.poly(mod.a)).scaled(t.coeff);
+        if (!folded.ok()) return std::nullopt;
+        return folded;
+      });
 }
 
 // The mixed-radix identity a*((x // a) % b) + x % a == x % (a*b), for b >= 0 and any a (x % a
@@ -114,31 +125,27 @@ std::optional<Polynomial> fold_division_identity(Simplifier& s, const Polynomial
 // (`flat % W`, `flat // W % H`, `flat // (H*W) % C`, ...) and a buffer's row-major offset
 // joined again thus folds, digit by digit, until the division identity makes it `flat`.
 std::optional<Polynomial> fold_mixed_radix(Simplifier& s, const Polynomial& p) {
-  for (const Term& t : p.terms())
-    for (size_t i = 0; i < t.monomial.factors.size(); ++i) {
-      const FloorMod* low = t.monomial.factors[i].as<FloorMod>();
-      if (!low) continue;
-      std::vector<Expr> rest = t.monomial.factors;
-      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-      const Polynomial want = (product(rest) * s.poly(low->b)).scaled(t.coeff);
-      for (const Term& u : p.terms())
-        for (size_t j = 0; j < u.monomial.factors.size(); ++j) {
-          const FloorMod* high = u.monomial.factors[j].as<FloorMod>();
-          const FloorDiv* digit = high ? high->a.as<FloorDiv>() : nullptr;
-          if (!digit || !digit->a.same_as(low->a) || !digit->b.same_as(low->b)) continue;
-          std::vector<Expr> others = u.monomial.factors;
-          others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
-          const Polynomial differ = product(others).scaled(u.coeff) - want;
-          if (!differ.ok() || !differ.is_zero()) continue;
-          if (s.bounds(high->b).lo < 0) continue;
-          const Expr merged = s.mutate(FloorMod::make(low->a, Mul::make(low->b, high->b)));
-          const Polynomial folded = p - product(t.monomial.factors).scaled(t.coeff) -
-                                    product(u.monomial.factors).scaled(u.coeff) +
-                                    (product(rest) * s.poly(merged)).scaled(t.coeff);
-          if (folded.ok()) return folded;
-        }
-    }
-  return std::nullopt;
+  return first_mod_fold(p, [&](const Term& t, const FloorMod& low, const Polynomial& rest) {
+    const Polynomial want = (rest * s.poly(low.b)).scaled(t.coeff);
+    return first_mod_fold(p,
+                          [&](const Term& u, const FloorMod& high,
+                              const Polynomial& others) -> std::optional<Polynomial> {
+                            const FloorDiv* digit = high.a.as<FloorDiv>();
+                            if (!digit || !digit->a.same_as(low.a) || !digit->b.same_as(low.b))
+                              return std::nullopt;
+                            const Polynomial differ = others.scaled(u.coeff) - want;
+                            if (!differ.ok() || !differ.is_zero()) return std::nullopt;
+                            if (s.bounds(high.b).lo < 0) return std::nullopt;
+                            const Expr merged =
+                                s.mutate(FloorMod::make(low.a, Mul::make(low.b, high.b)));
+                            const Polynomial folded = p -
+                                                      product(t.monomial.factors).scaled(t.coeff) -
+                                                      product(u.monomial.factors).scaled(u.coeff) +
+                                                      (rest * s.poly(merged)).scaled(t.coeff);
+                            if (!folded.ok()) return std::nullopt;
+                            return folded;
+                          });
+  });
 }
 
 } // namespace
