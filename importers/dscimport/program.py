@@ -1,6 +1,6 @@
 """Builds one dsc graph function and prints it as readable .dsc text.
 
-An importer (onnx_import.py; later torch.export) turns each node of its graph into calls on a
+An importer (onnx_import.py, torch_import.py) turns each node of its graph into calls on a
 `Program`: parameters (`add_input`, and weights created on first use of a constant), values
 defined by expressions (`define`, `define_tuple`), and the results (`set_returns`). Values
 known at import time (`Value.const`, a numpy array, possibly of symbolic `Dim`s) need no code;
@@ -24,30 +24,21 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from . import dsc_tables
 from .symdim import Dim, as_dim, dim_text, simplify
 
 # ---------------------------------------------------------------------------------------------
 # Names
 # ---------------------------------------------------------------------------------------------
 
-KEYWORDS = {
-    "import", "fn", "prim", "extern", "let", "var", "return", "if", "else", "for", "in",
-    "where", "parallel", "vectorize", "unroll", "alloc", "local", "shared", "global", "true",
-    "false", "bool", "i8", "i32", "i64", "f16", "bf16", "f32", "f64", "tensor", "int", "float",
-    "str", "carry", "while",
-}
-# Op and composite names: legal as value names in dsc, but confusing to read.
-OP_NAMES = {
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_not", "cast", "exp", "log", "tanh", "erf", "sqrt",
-    "rsqrt", "sigmoid", "abs", "neg", "sum", "max", "min", "mean", "reshape", "permute",
-    "broadcast_to", "concat", "split", "slice", "take", "pad", "matmul", "conv2d", "arange",
-    "full", "zeros", "shape_of", "nonzero", "nn", "select", "max_pool2d", "avg_pool2d",
-    "sin", "cos", "argmax", "argmin",
-}
+# Words a name must not be: the lexer's keywords, and the names of types (the dtypes, and the
+# four kinds that lang/Resolve.cpp's type_names() adds to them; it keeps them in no table).
+KEYWORDS = set(dsc_tables.names("keywords")) | set(dsc_tables.names("dtypes")) | \
+    {"tensor", "int", "float", "str"}
+# Op names, legal as value names in dsc but confusing to read: the graph ops, the intrinsics,
+# and `nn`, the module the printed code imports.
+OP_NAMES = set(dsc_tables.names("ops")) | set(dsc_tables.names("intrinsics")) | {"nn"}
 RESERVED = KEYWORDS | OP_NAMES
-
-DTYPES = ("bool", "i8", "i32", "i64", "f16", "bf16", "f32", "f64")
 
 
 def identifier(text: str, fallback: str = "v") -> str:
