@@ -86,7 +86,7 @@ def main(argv: list[str]) -> int:
     except ModelError as e:
         return fail(f"{path}: {e}")
     except ImportFailure as e:
-        kinds = list(dict.fromkeys(p.op_type for p in e.problems))
+        kinds = list(dict.fromkeys(p.op for p in e.problems))
         print(f"{PROG}: error: {path}: {len(e.problems)} node"
               f"{'s' if len(e.problems) != 1 else ''} cannot be imported (unsupported: "
               f"{', '.join(kinds)}); nothing was written", file=sys.stderr)
@@ -108,8 +108,8 @@ def main(argv: list[str]) -> int:
 
     n_weights = len(result.weights)
     n_values = sum(int(a.size) for a in result.weights.values())
-    n_nodes = sum(result.node_counts.values())
-    top = ", ".join(f"{op} {k}" for op, k in sorted(result.node_counts.items(),
+    n_nodes = sum(result.op_counts.values())
+    top = ", ".join(f"{op} {k}" for op, k in sorted(result.op_counts.items(),
                                                    key=lambda kv: (-kv[1], kv[0])))
     syms = ", ".join(result.symbols) if result.symbols else "none"
     print(f"{PROG}: {path} -> {dsc_path}, {st_path}: ops: {plural(n_nodes, 'ONNX node')}"

@@ -1,5 +1,6 @@
-"""Writes an import's files all or nothing: each goes to a temporary file in the output
-directory first, and they are renamed into place only when every one was written."""
+"""Writes an import's files, NAME.dsc and NAME.safetensors, all or nothing: each goes to a
+temporary file in the output directory first, and they are renamed into place only when every
+one was written."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import os
 import tempfile
 
 import numpy as np
+
+from .common import ImportResult
 
 
 def write_files(files: dict[str, bytes]) -> None:
@@ -40,3 +43,14 @@ def safetensors_bytes(weights: dict[str, np.ndarray]) -> bytes:
     """The weights as a .safetensors file (the `safetensors` package's numpy writer)."""
     from safetensors.numpy import save
     return save({k: np.require(v, requirements="C") for k, v in weights.items()})
+
+
+def write_result(result: ImportResult, out_dir: str, stem: str) -> None:
+    """Writes OUT_DIR/STEM.dsc and OUT_DIR/STEM.safetensors (OUT_DIR is created if missing),
+    both or neither, and records their paths in the result."""
+    weights = safetensors_bytes(result.weights)
+    os.makedirs(out_dir, exist_ok=True)
+    dsc_path = os.path.join(out_dir, stem + ".dsc")
+    st_path = os.path.join(out_dir, stem + ".safetensors")
+    write_files({dsc_path: result.text.encode(), st_path: weights})
+    result.dsc_path, result.weights_path = dsc_path, st_path

@@ -18,10 +18,11 @@ How a program is read:
   polynomial comparisons or divisibility become `where` clauses too.
 - Shapes come from the symbolic shapes torch recorded on each node, converted from sympy to
   symdim.Dim; shape arithmetic (`sym_size`, `mul` of sizes) is folded the same way.
-- Each aten op becomes dsc through CONVERTERS (torch_ops.py, torch_layout.py), high-level ops
-  as nn.* composites (`aten.linear` is `nn.linear`, `aten.layer_norm` is `nn.layer_norm`),
-  core ATen ops as dsc's primitive ops. An op whose tensor inputs are all known at import
-  time is evaluated by torch itself (a weight's transpose is stored transposed).
+- Each aten op becomes dsc through CONVERTERS (torch_node.py, filled by torch_ops.py and
+  torch_layout.py), high-level ops as nn.* composites (`aten.linear` is `nn.linear`,
+  `aten.layer_norm` is `nn.layer_norm`), core ATen ops as dsc's primitive ops. An op whose
+  tensor inputs are all known at import time is evaluated by torch itself (a weight's
+  transpose is stored transposed).
 
 Failure: every node that cannot be imported is collected (`Problem`: op, node name, source
 location from the node's stack trace), and `ImportFailure` lists them all at once.
@@ -31,143 +32,36 @@ from __future__ import annotations
 
 import ast
 import math
-import os
+import operator
 import re
 from collections import Counter
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import sympy
 import torch
 from torch.utils._sympy import functions as symfn
 
-from . import symdim
-from .output import safetensors_bytes, write_files
-from .program import Call, Expr, Lit, Program, Str, Value, identifier, literal_text
+from . import symdim, torch_layout, torch_ops
+from .common import (FOLD_LIMIT, ImportFailure, ImportResult, ModelError, Problem,
+                     Unsupported)
+from .output import write_result
+from .program import Call, Program, Value, identifier
 from .symdim import Dim, Undecided, dmax, dmin
+from .torch_node import (CONVERTERS, DTYPES, Node, UnsupportedArg, dsc_dtype, op_name,
+                         short_op, tensor_array)
 
-
-class ModelError(Exception):
-    """The argument is not an ExportedProgram this importer can read at all: one line."""
-
-
-class Unsupported(Exception):
-    """A node this importer cannot express in dsc; the message says why."""
-
-
-class UnsupportedArg(Unsupported):
-    """An argument value a converter does not support (reported even when the node's inputs
-    come from an unsupported node)."""
+# The converters register themselves in torch_node's CONVERTERS when their modules are
+# imported.
+CONVERTER_MODULES = (torch_ops, torch_layout)
 
 
 class _Poisoned(Exception):
     """An input of the node comes from a node that was already reported."""
 
 
-@dataclass
-class Problem:
-    op: str
-    node: str
-    location: str
-    reason: str
-
-    def __str__(self) -> str:
-        where = f", {self.location}" if self.location else ""
-        return f"{self.op} (node '{self.node}'{where}): {self.reason}"
-
-
-class ImportFailure(Exception):
-    def __init__(self, problems: list[Problem]):
-        super().__init__(f"{len(problems)} nodes cannot be imported")
-        self.problems = problems
-
-    def message(self, source: str) -> str:
-        kinds = list(dict.fromkeys(p.op for p in self.problems))
-        k = len(self.problems)
-        lines = [f"{source}: {k} node{'s' if k != 1 else ''} cannot be imported (unsupported: "
-                 f"{', '.join(kinds)}); nothing was written"]
-        return "\n".join(lines + [f"  {p}" for p in self.problems])
-
-
-@dataclass
-class ImportResult:
-    text: str
-    weights: dict[str, np.ndarray]
-    op_counts: Counter
-    symbols: list[str]
-    n_inputs: int
-    n_statements: int
-    dsc_path: str | None = None
-    weights_path: str | None = None
-
-    def summary(self, source: str) -> str:
-        def plural(k: int, word: str) -> str:
-            return f"{k} {word}{'' if k == 1 else 's'}"
-        n_weights = len(self.weights)
-        n_values = sum(int(a.size) for a in self.weights.values())
-        n_ops = sum(self.op_counts.values())
-        top = ", ".join(f"{op} {k}" for op, k in sorted(self.op_counts.items(),
-                                                       key=lambda kv: (-kv[1], kv[0])))
-        dest = f" -> {self.dsc_path}, {self.weights_path}" if self.dsc_path else ""
-        return (f"{source}{dest}: ops: {plural(n_ops, 'aten op')}{f' ({top})' if top else ''} "
-                f"as {plural(self.n_statements, 'dsc statement')}; symbols: "
-                f"{', '.join(self.symbols) if self.symbols else 'none'}; parameters: "
-                f"{self.n_inputs + n_weights} ({plural(self.n_inputs, 'input')}, "
-                f"{plural(n_weights, 'weight')}, {plural(n_values, 'value')})")
-
-
 # ---------------------------------------------------------------------------------------------
-# Types
+# Source locations
 # ---------------------------------------------------------------------------------------------
-
-DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
-          torch.int64: "i64", torch.int32: "i32", torch.int8: "i8", torch.bool: "bool"}
-TORCH_DTYPES = {v: k for k, v in DTYPES.items()}
-NP_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
-             "i32": np.int32, "i8": np.int8, "bool": np.bool_}
-FLOATS = ("f16", "bf16", "f32", "f64")
-INTS = ("i8", "i32", "i64")
-FOLD_LIMIT = 1 << 22  # evaluate ops on constants up to this many result elements
-
-
-def dsc_dtype(t, what: str) -> str:
-    d = DTYPES.get(t)
-    if d is None:
-        raise UnsupportedArg(f"{what} is {str(t).replace('torch.', '')}, which dsc cannot "
-                             f"import (it takes {', '.join(sorted(DTYPES.values()))})")
-    return d
-
-
-def tensor_array(t: torch.Tensor, what: str) -> tuple[np.ndarray, str]:
-    dtype = dsc_dtype(t.dtype, what)
-    return t.detach().cpu().contiguous().numpy().copy(), dtype
-
-
-# ---------------------------------------------------------------------------------------------
-# Op names and source locations
-# ---------------------------------------------------------------------------------------------
-
-def op_name(target) -> str:
-    """`aten.add.Tensor` for an OpOverload; `operator.getitem`, `torch.sym_max` otherwise."""
-    if isinstance(target, torch._ops.OpOverload):
-        ns = target.namespace
-        return f"{ns}.{target._schema.name.split('::')[-1]}.{target._overloadname}"
-    if isinstance(target, torch._ops.HigherOrderOperator):
-        return f"higher_order.{target.name()}"
-    mod = getattr(target, "__module__", None) or ""
-    name = getattr(target, "__name__", None) or str(target)
-    if mod in ("_operator", "operator"):
-        mod = "operator"
-    return f"{mod}.{name}" if mod else name
-
-
-def short_op(target) -> str:
-    """The op's name without namespace and overload (`linear`), for the summary."""
-    if isinstance(target, torch._ops.OpOverload):
-        return target._schema.name.split("::")[-1]
-    return op_name(target).split(".")[-1]
-
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n(?:    (.*))?')
 
@@ -324,248 +218,8 @@ class SymbolTable:
 
 
 # ---------------------------------------------------------------------------------------------
-# The per-node context converters see
+# Ops the importer treats specially
 # ---------------------------------------------------------------------------------------------
-
-_MISSING = object()
-# Arguments that do not change a value's contents.
-IGNORED_ARGS = {"device", "layout", "pin_memory", "memory_format", "non_blocking",
-                "requires_grad", "cudnn_enable", "sparse", "scale_grad_by_freq"}
-
-
-class Node:
-    def __init__(self, imp: "Importer", fx):
-        self.imp = imp
-        self.fx = fx
-        self.prog = imp.prog
-        self.op = op_name(fx.target)
-        self.given: dict[str, object] = {}
-        self.defaults: dict[str, object] = {}
-        self._read: set[str] = set()
-        schema = getattr(fx.target, "_schema", None)
-        if schema is not None:
-            for i, a in enumerate(schema.arguments):
-                if a.has_default_value():
-                    self.defaults[a.name] = a.default_value
-                if i < len(fx.args) and not a.kwarg_only:
-                    self.given[a.name] = fx.args[i]
-                elif a.name in fx.kwargs:
-                    self.given[a.name] = fx.kwargs[a.name]
-
-    # -- arguments ------------------------------------------------------------------------
-
-    def has(self, name: str) -> bool:
-        return name in self.given and self.given[name] is not None
-
-    def arg(self, name: str, default=_MISSING):
-        """The argument's value: Values for tensors, ints and Dims for sizes, Python scalars,
-        lists of these; the schema's default when not given."""
-        self._read.add(name)
-        if name in self.given:
-            return self.imp.resolve(self.given[name])
-        if default is not _MISSING:
-            return default
-        return self.defaults.get(name)
-
-    def tensor(self, name: str) -> Value:
-        v = self.arg(name)
-        if not isinstance(v, Value):
-            raise Unsupported(f"argument '{name}' is {v!r}, not a tensor")
-        return v
-
-    def opt_tensor(self, name: str) -> Value | None:
-        v = self.arg(name)
-        if v is not None and not isinstance(v, Value):
-            raise Unsupported(f"argument '{name}' is {v!r}, not a tensor")
-        return v
-
-    def tensors(self, name: str) -> list[Value]:
-        vs = self.arg(name)
-        if not isinstance(vs, (list, tuple)) or not all(isinstance(v, Value) for v in vs):
-            raise Unsupported(f"argument '{name}' is not a list of tensors")
-        return list(vs)
-
-    def int(self, name: str, default=_MISSING) -> int:
-        v = self.arg(name, default)
-        d = symdim.simplify(v) if isinstance(v, (Dim, int, np.integer)) else v
-        if isinstance(d, Dim):
-            raise UnsupportedArg(f"argument '{name}' is the size {d}; it must be a constant")
-        if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
-            raise Unsupported(f"argument '{name}' is {v!r}, not an int")
-        return int(d)
-
-    def dim(self, name: str, default=_MISSING) -> int | Dim:
-        v = self.arg(name, default)
-        if isinstance(v, (Dim, int, np.integer)) and not isinstance(v, bool):
-            return symdim.simplify(v)
-        raise Unsupported(f"argument '{name}' is {v!r}, not a size")
-
-    def ints(self, name: str) -> list[int]:
-        v = self.arg(name)
-        if v is None:
-            return []
-        vs = list(v) if isinstance(v, (list, tuple)) else [v]
-        out = []
-        for x in vs:
-            x = symdim.simplify(x) if isinstance(x, (Dim, int, np.integer)) else x
-            if not isinstance(x, int) or isinstance(x, bool):
-                raise UnsupportedArg(f"argument '{name}' is {v!r}; it must be constant ints")
-            out.append(x)
-        return out
-
-    def dims(self, name: str) -> list:
-        v = self.arg(name)
-        vs = list(v) if isinstance(v, (list, tuple)) else [v]
-        out = []
-        for x in vs:
-            if not isinstance(x, (Dim, int, np.integer)) or isinstance(x, bool):
-                raise Unsupported(f"argument '{name}' holds {x!r}, not a size")
-            out.append(symdim.simplify(x))
-        return out
-
-    def scalar(self, name: str, default=_MISSING):
-        """A Python number (a 0-d constant tensor counts)."""
-        v = self.arg(name, default)
-        if isinstance(v, Value) and v.is_const() and v.rank == 0 and v.const.dtype != object:
-            return v.const.item()
-        if isinstance(v, Dim):
-            if v.value() is not None:
-                return v.value()
-            raise Unsupported(f"the size {v} is used as tensor data (dsc symbols are dims, "
-                              f"not values)")
-        if isinstance(v, (bool, int, float, np.number)):
-            return v.item() if isinstance(v, np.number) else v
-        raise Unsupported(f"argument '{name}' is {v!r}, not a number")
-
-    def check_args(self) -> None:
-        """Every argument given with a non-default value was read by the converter."""
-        extra = []
-        for name, raw in self.given.items():
-            if name in self._read or name in IGNORED_ARGS:
-                continue
-            if name in self.defaults and _same_arg(raw, self.defaults[name]):
-                continue
-            extra.append(f"{name}={_arg_text(raw)}")
-        if extra:
-            raise UnsupportedArg("argument" + ("s " if len(extra) > 1 else " ") +
-                                 ", ".join(extra) + " not supported")
-
-    # -- outputs --------------------------------------------------------------------------
-
-    @property
-    def meta(self):
-        return self.fx.meta.get("val")
-
-    def _meta_at(self, i: int | None):
-        m = self.meta
-        if i is not None:
-            m = m[i]
-        if not isinstance(m, torch.Tensor):
-            raise Unsupported("torch recorded no tensor type for this node's result")
-        return m
-
-    def out_dtype(self, i: int | None = None) -> str:
-        return dsc_dtype(self._meta_at(i).dtype, "the result's dtype")
-
-    def out_shape(self, i: int | None = None) -> list:
-        return [self.imp.symbols.dim(d) for d in self._meta_at(i).shape]
-
-    def hint(self, i: int | None = None) -> str:
-        return self.imp.hint_of(self.fx, i)
-
-    def define(self, expr: Expr, dtype: str | None = None, shape: list | None = None,
-               hint: str | None = None) -> Value:
-        v = self.prog.define(expr, dtype or self.out_dtype(), self.out_shape()
-                             if shape is None else shape, hint or self.hint())
-        self.out(v)
-        return v
-
-    def out(self, v) -> None:
-        self.imp.set_value(self.fx, v)
-
-    def alias(self, v: Value) -> None:
-        """The result is the input itself (clone, contiguous, a reshape to the same shape)."""
-        self.imp.value_users[id(v)] -= 1
-        self.out(v)
-
-    # -- operands -------------------------------------------------------------------------
-
-    def operand(self, v: Value) -> Expr:
-        if v.is_const():
-            if v.const.dtype == object:
-                raise Unsupported("a shape value is used as tensor data")
-            if _generic_name(v.hint):
-                v.hint = f"{self.hint()}_c"
-        return self.prog.operand(v)
-
-    def lit(self, x, dtype: str) -> Expr:
-        """A Python number as an operand of dtype: a literal, or a 0-d weight (inf, nan)."""
-        if dtype in INTS and isinstance(x, float) and not x.is_integer():
-            raise Unsupported(f"the float {x} in an {dtype} operation")
-        t = literal_text(x, dtype)
-        if t is not None:
-            if dtype in FLOATS and "." not in t and "e" not in t:
-                t += ".0"
-            return Lit(t)
-        f = float(x)
-        hint = "nan" if math.isnan(f) else ("neg_inf" if f < 0 else "inf")
-        key = (hint, dtype)
-        c = self.imp.special_consts.get(key)
-        if c is None:
-            c = self.prog.constant(np.array(f, dtype=NP_DTYPES[dtype]), dtype, hint)
-            self.imp.special_consts[key] = c
-        return self.prog.operand(c)
-
-    def cast(self, v: Value, dtype: str) -> Expr:
-        """v read as dtype (`cast(v, dtype="f32")` when it differs)."""
-        if v.dtype == dtype:
-            return self.operand(v)
-        if v.is_const() and v.const.dtype != object:
-            return self.operand(self.prog.constant(v.const.astype(NP_DTYPES[dtype]), dtype,
-                                                   v.hint))
-        return Call("cast", [self.operand(v)], [("dtype", Str(dtype))])
-
-    def users(self) -> int:
-        return len(self.fx.users)
-
-
-def _same_arg(raw, default) -> bool:
-    try:
-        if isinstance(raw, torch.fx.Node):
-            return False
-        if isinstance(raw, (list, tuple)) and isinstance(default, (list, tuple)):
-            return list(raw) == list(default)
-        return bool(raw == default)
-    except Exception:  # noqa: BLE001 - incomparable values are different
-        return False
-
-
-def _arg_text(raw) -> str:
-    if isinstance(raw, torch.fx.Node):
-        return raw.name
-    if isinstance(raw, str):
-        return repr(raw)
-    return str(raw).replace("torch.", "")
-
-
-def _generic_name(hint: str) -> bool:
-    """`lifted_tensor_0`, `_tensor_constant3`, `c_lifted_tensor_0`: names that say nothing."""
-    return bool(re.fullmatch(r"(c_)?(lifted_tensor|_?tensor_constant|constant)_?\d*", hint))
-
-
-Converter = Callable[[Node], None]
-CONVERTERS: dict[str, Converter] = {}
-NOTES: dict[str, tuple[str, str]] = {}  # op -> (dsc, note); docs/importers.md's table
-
-
-def converter(*ops: str, dsc: str = "", note: str = ""):
-    def register(fn: Converter) -> Converter:
-        for op in ops:
-            CONVERTERS[op] = fn
-            NOTES[op] = (dsc, note)
-        return fn
-    return register
-
 
 # Nodes that compute nothing dsc needs: metadata checks and torch's run-time asserts (whose
 # conditions are read as guards).
@@ -1195,7 +849,7 @@ class Importer:
         key = (n.op, repr(fx.args), repr(sorted(fx.kwargs.items())))
         if key in self.fold_memo:
             self.set_value(fx, self.fold_memo[key])
-            n._read |= set(n.given)
+            n.mark_read(*n.given)
             return True
         try:
             with torch.no_grad():
@@ -1215,7 +869,7 @@ class Importer:
         out = vals if isinstance(r, (list, tuple)) else vals[0]
         self.fold_memo[key] = out
         self.set_value(fx, out)
-        n._read |= set(n.given)
+        n.mark_read(*n.given)
         return True
 
     # -- the program ----------------------------------------------------------------------
@@ -1295,7 +949,7 @@ class Importer:
         for v in self.prog.inputs:
             for d in v.shape:
                 used |= symdim.as_dim(d).symbols()
-        return ImportResult(text=text, weights=weights, op_counts=counts,
+        return ImportResult(text=text, weights=weights, op_counts=counts, op_unit="aten op",
                             symbols=[s for s in self.prog.symbols if s in used],
                             n_inputs=len(self.prog.inputs),
                             n_statements=self.prog.statement_count)
@@ -1321,9 +975,7 @@ class _SkipGuard(Exception):
     pass
 
 
-import operator as _operator  # noqa: E402
-
-_getitem = _operator.getitem
+_getitem = operator.getitem
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1368,22 +1020,9 @@ def to_dsc(exported_program, out_dir: str, name: str | None = None, *,
         raise ModelError(f"the name must be a file name, got '{stem}'")
     result = import_program(exported_program, identifier(stem, "model"), source=source,
                             dim_names=dim_names, dynamic_shapes=dynamic_shapes)
-    weights = safetensors_bytes(result.weights)
-    os.makedirs(out_dir, exist_ok=True)
-    dsc_path = os.path.join(out_dir, stem + ".dsc")
-    st_path = os.path.join(out_dir, stem + ".safetensors")
-    write_files({dsc_path: result.text.encode(), st_path: weights})
-    result.dsc_path, result.weights_path = dsc_path, st_path
+    write_result(result, out_dir, stem)
     return result
 
 
 def supported_ops() -> list[str]:
-    return sorted(CONVERTERS)
-
-
-# The converters live in torch_ops.py (arithmetic, activations, normalization, contraction,
-# reductions) and torch_layout.py (views, slicing, concatenation, creation); importing them
-# registers them.
-from . import torch_layout, torch_ops  # noqa: E402
-
-CONVERTER_MODULES = (torch_ops, torch_layout)
+    return CONVERTERS.ops()

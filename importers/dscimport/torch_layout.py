@@ -1,7 +1,7 @@
 """aten shape, layout and creation ops for torch_import.py: views and reshapes, permutes,
 slicing and indexing, concatenation and splitting, padding, repetition, and the ops that
 create tensors (full, ones, arange, tril/triu masks). Each converter registers itself in
-torch_import's table when torch_import loads this module.
+torch_node's table (CONVERTERS) when this module is imported.
 
 Reshapes read well: a reshape of a reshape reads the first one's input, and the pattern of
 torch's core decomposition, flatten, 2-D matmul, unflatten (`view(addmm(view(x)))`, and
@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import symdim
+from .common import INTS, Unsupported, axis_text, same_shape
 from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value,
                       define_split, slice_kwargs)
 from .symdim import Dim, product
-from .torch_import import INTS, Node, Unsupported, UnsupportedArg, converter
-from .torch_ops import axis_text, norm_axis, same_shape
+from .torch_node import Node, UnsupportedArg, converter, norm_axis
 
 BIG = 1 << 62  # a slice bound at least this large means "to the end" (torch writes INT64_MAX)
 

@@ -1,6 +1,6 @@
 """aten ops for torch_import.py: arithmetic, comparisons, casts, activations, reductions,
 softmax, normalization, matmul and linear, attention and convolution. Each converter
-registers itself in torch_import's table when torch_import loads this module.
+registers itself in torch_node's table (CONVERTERS) when this module is imported.
 
 Dtypes follow torch: the result's dtype is the one torch recorded, and an operand of another
 dtype is cast to the dtype torch computes in (`x + 1.5` with an i64 x casts x to f32), since
@@ -15,19 +15,16 @@ import numpy as np
 import torch
 
 from . import symdim
+from .common import FLOATS, INTS, NP_DTYPES, Unsupported, axis_text, same_shape
 from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, Unary, Value,
                       broadcast_axes)
 from .symdim import Dim
-from .torch_import import (FLOATS, INTS, NP_DTYPES, TORCH_DTYPES, Node, Unsupported,
-                           UnsupportedArg, converter, dsc_dtype, op_name, short_op)
+from .torch_node import (TORCH_DTYPES, Node, UnsupportedArg, converter, dsc_dtype, norm_axis,
+                         op_name, short_op)
 
 # ---------------------------------------------------------------------------------------------
 # Shared helpers
 # ---------------------------------------------------------------------------------------------
-
-
-def same_shape(a: list, b: list) -> bool:
-    return len(a) == len(b) and all(symdim.as_dim(x).same(y) for x, y in zip(a, b))
 
 
 def broadcast(n: Node, shapes: list[list]) -> list:
@@ -44,18 +41,6 @@ def broadcast(n: Node, shapes: list[list]) -> list:
         else:
             out.append(meta[i])
     return out
-
-
-def axis_text(axis: int, rank: int) -> str:
-    """The last axis as -1 (as a person writes it), the others counted from 0."""
-    return "-1" if axis == rank - 1 else str(axis)
-
-
-def norm_axis(axis: int, rank: int) -> int:
-    r = max(rank, 1)
-    if not -r <= axis < r:
-        raise Unsupported(f"axis {axis} is out of range for rank {rank}")
-    return axis % r
 
 
 def dim_tensor(d, dtype: str) -> Expr:
@@ -764,7 +749,7 @@ def _foldable_bn(n: Node, o: int):
             users[0].args[0] is not n.fx or users[0] in n.imp.poisoned:
         return None
     bn = Node(n.imp, users[0])
-    bn._read.add("input")  # this convolution, not converted yet
+    bn.mark_read("input")  # this convolution, not converted yet
     try:
         scale, shift = _bn_stats(bn)
         bn.check_args()

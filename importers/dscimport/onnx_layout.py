@@ -1,7 +1,7 @@
 """ONNX shape and layout ops for onnx_import.py: Shape, Size, Constant, ConstantOfShape,
-Reshape, Flatten, Unsqueeze, Squeeze, Transpose, Concat, Split, Slice, Gather, Expand and Range.
-Shape computations fold here (into symbolic Dims); the rest become dsc's layout ops. Each
-converter registers itself in onnx_import's table when onnx_import loads this module.
+Reshape, Flatten, Unsqueeze, Squeeze, Transpose, Concat, Split, Slice, Gather, Expand, Range and
+Trilu. Shape computations fold here (into symbolic Dims); the rest become dsc's layout ops.
+Each converter registers itself in onnx_node's table (CONVERTERS) when this module is imported.
 """
 
 from __future__ import annotations
@@ -11,12 +11,14 @@ import math
 import numpy as np
 
 from . import symdim
-from .onnx_import import (FOLD_LIMIT, INTS, NP_DTYPES, ModelError, Node, Unsupported, _axis,
-                          _axis_text, broadcast_shapes, contiguous, converter, finite_literal,
-                          is_symbolic, same_dtype, same_shape, tensor_array, to_dims)
+from .common import (FOLD_LIMIT, INTS, NP_DTYPES, ModelError, Unsupported, axis_text,
+                     same_shape)
+from .onnx_node import (Node, broadcast_shapes, contiguous, converter, finite_literal,
+                        is_symbolic, norm_axis, same_dtype, tensor_array, to_dims)
 from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value,
                       define_split, literal_text, slice_kwargs)
 from .symdim import Dim, dmax, dmin, product
+
 
 @converter("Shape", note="folded: the input's symbolic dims (start/end honoured)")
 def _shape(n: Node) -> None:
@@ -155,7 +157,7 @@ def _unsqueeze(n: Node) -> None:
     x = n.input(0)
     axes = _unsqueeze_axes(n)
     r = x.rank + len(axes)
-    axes = sorted(_axis(a, r, "axis") for a in axes)
+    axes = sorted(norm_axis(a, r, "axis") for a in axes)
     if len(set(axes)) != len(axes):
         raise ModelError(f"Unsqueeze: an axis repeats in {axes}")
     dims = list(x.shape)
@@ -169,7 +171,7 @@ def _squeeze(n: Node) -> None:
     x = n.input(0)
     axes = _unsqueeze_axes(n)
     if axes:
-        axes = {_axis(a, x.rank, "axis") for a in axes}
+        axes = {norm_axis(a, x.rank, "axis") for a in axes}
         for a in axes:
             if symdim.as_dim(x.shape[a]).decide_eq(1) is False:
                 raise ModelError(f"Squeeze of axis {a}, whose dim is {x.shape[a]}")
@@ -188,7 +190,7 @@ def _squeeze(n: Node) -> None:
 def _transpose(n: Node) -> None:
     x = n.input(0)
     perm = n.attr("perm") or list(range(x.rank))[::-1]
-    perm = [_axis(p, x.rank, "perm entry") for p in perm]
+    perm = [norm_axis(p, x.rank, "perm entry") for p in perm]
     if sorted(perm) != list(range(x.rank)):
         raise ModelError(f"Transpose perm {perm} is not a permutation")
     if x.is_const() and x.const.size <= FOLD_LIMIT:
@@ -206,7 +208,7 @@ def _concat(n: Node) -> None:
     vals = [n.input(i) for i in range(n.n_inputs) if n.has(i)]
     same_dtype(n, *vals)
     r = vals[0].rank
-    axis = _axis(n.attr("axis"), r, "axis")
+    axis = norm_axis(n.attr("axis"), r, "axis")
     for v in vals[1:]:
         if v.rank != r:
             raise ModelError(f"Concat of ranks {r} and {v.rank}")
@@ -230,14 +232,14 @@ def _concat(n: Node) -> None:
     shape = list(vals[0].shape)
     shape[axis] = symdim.simplify(sum((symdim.as_dim(v.shape[axis]) for v in vals), Dim.const(0)))
     n.define(Call("concat", [TensorList([n.operand(v) for v in vals])],
-                  [("axis", Raw(_axis_text(axis, r)))]), vals[0].dtype, shape)
+                  [("axis", Raw(axis_text(axis, r)))]), vals[0].dtype, shape)
 
 
 @converter("Split", note="`let a, b = split(x, n or [sizes], axis=...)`; sizes as an input "
                          "(13+) or num_outputs (18+)")
 def _split(n: Node) -> None:
     x = n.input(0)
-    axis = _axis(n.attr("axis", 0), x.rank, "axis")
+    axis = norm_axis(n.attr("axis", 0), x.rank, "axis")
     d = x.shape[axis]
     k = n.n_outputs
     num_outputs = n.attr("num_outputs")
@@ -263,7 +265,7 @@ def _split(n: Node) -> None:
     if k == 1:
         n.out(x)
         return
-    vals = define_split(n.prog, n.operand(x), x.dtype, x.shape, axis, _axis_text(axis, x.rank),
+    vals = define_split(n.prog, n.operand(x), x.dtype, x.shape, axis, axis_text(axis, x.rank),
                         sizes, [n.hint(i) for i in range(k)])
     for i, v in enumerate(vals):
         n.out(v, i)
@@ -295,7 +297,7 @@ def _slice(n: Node) -> None:
     steps = n.ints(4, "steps") if n.has(4) else [1] * len(starts)
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise ModelError("Slice: starts, ends, axes and steps differ in length")
-    axes = [_axis(a, x.rank, "axis") for a in axes]
+    axes = [norm_axis(a, x.rank, "axis") for a in axes]
     if 0 in steps:
         raise ModelError("Slice: a step is 0")
     if len(set(axes)) != len(axes):
@@ -319,7 +321,7 @@ def _slice(n: Node) -> None:
         length = symdim.simplify((symdim.as_dim(e) - s + st - 1) // st)
         if symdim.as_dim(s).same(0) and symdim.as_dim(e).same(d) and st == 1:
             continue
-        kw = slice_kwargs(_axis_text(a, x.rank), s, e, d, st)
+        kw = slice_kwargs(axis_text(a, x.rank), s, e, d, st)
         shape[a] = length
         e_x = Call("slice", [e_x], kw)
     if isinstance(e_x, Ref) and e_x.value is x:
@@ -332,7 +334,7 @@ def _slice(n: Node) -> None:
                           "(embeddings)")
 def _gather(n: Node) -> None:
     x, idx = n.input(0), n.input(1)
-    axis = _axis(n.attr("axis", 0), x.rank, "axis")
+    axis = norm_axis(n.attr("axis", 0), x.rank, "axis")
     if idx.dtype not in INTS:
         raise ModelError(f"Gather indices of {idx.dtype}")
     if idx.is_const() and not is_symbolic(idx.const) and idx.const.size:

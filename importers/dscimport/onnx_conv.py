@@ -1,7 +1,7 @@
 """ONNX convolution, normalization and pooling ops for onnx_import.py: Conv,
 BatchNormalization, MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool, as dsc's
 conv2d, max_pool2d, avg_pool2d, mean and max over NCHW tensors. Each converter registers itself
-in onnx_import's table when onnx_import loads this module.
+in onnx_node's table (CONVERTERS) when this module is imported.
 
 A BatchNormalization (inference) whose input is a Conv with constant weights, read by nothing
 else, is folded into that Conv at import time: the Conv looks one node ahead and writes
@@ -22,8 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import symdim
-from .onnx_import import (FLOATS, INTS, ModelError, Node, Unsupported, _generic_name,
-                          converter, finite_literal, is_symbolic, same_dtype)
+from .common import FLOATS, INTS, ModelError, Unsupported
+from .onnx_node import (Node, converter, finite_literal, generic_name, is_symbolic,
+                        same_dtype)
 from .program import Bin, Call, Dims, Expr, Lit, Raw, Value
 
 
@@ -218,9 +219,9 @@ def _conv(n: Node) -> None:
     # An exporter that folded the BatchNormalization itself leaves weights named
     # `onnx::Conv_193`: they are named after the Conv's module (`layer1_0_conv1_weight`).
     path = n.module_path() or n.hint()
-    if _generic_name(wv.hint):
+    if generic_name(wv.hint):
         wv.hint = f"{path}_weight"
-    if bias is not None and _generic_name(bias.hint):
+    if bias is not None and generic_name(bias.hint):
         bias.hint = f"{path}_bias"
 
     src = n.operand(x)
