@@ -24,7 +24,6 @@ Exit status: 0 on success; 1 when the program cannot be read or some nodes canno
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 import os
 import sys
@@ -33,78 +32,50 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from dscimport import cli  # noqa: E402 - the standard library only
 
-PROG = "torch2dsc"
 
-
-def fail(msg: str) -> int:
-    return cli.fail(PROG, msg)
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(
-        prog="torch2dsc.py", description="Import a torch.export program (.pt2) into a .dsc "
-        "file and a .safetensors file of weights.")
-    cli.add_output_args(ap, "the .pt2 file (torch.export.save)")
+def add_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--dim", action="append", default=[], metavar="SYM=NAME",
                     help="name a dynamic dim: INPUT.AXIS=NAME (x.1=S) or TORCHSYM=NAME "
                     "(s77=S); repeatable")
-    cli.add_traceback_arg(ap)
-    ns = ap.parse_args(argv)
 
-    dim_names = {}
+
+def check_args(ns: argparse.Namespace) -> str | None:
+    """--dim, read into ns.dim_names."""
+    ns.dim_names = {}
     for spec in ns.dim:
         key, sep, val = spec.partition("=")
         if not sep or not key or not val.isidentifier():
-            print(f"{PROG}: error: --dim takes INPUT.AXIS=NAME or TORCHSYM=NAME with NAME an "
-                  f"identifier, got '{spec}'", file=sys.stderr)
-            return 2
-        dim_names[key] = val
+            return (f"--dim takes INPUT.AXIS=NAME or TORCHSYM=NAME with NAME an identifier, "
+                    f"got '{spec}'")
+        ns.dim_names[key] = val
+    return None
 
-    path = ns.model
-    name = cli.output_name(PROG, path, ".pt2", ns.name)
-    if name is None:
-        return 2
 
-    if not os.path.isfile(path):
-        return fail(f"cannot read {path}: " + ("it is a directory" if os.path.isdir(path)
-                                               else "no such file"))
-    if not os.access(path, os.R_OK):
-        return fail(f"cannot read {path}: permission denied")
-
-    for module in ("numpy", "safetensors", "torch"):
-        if importlib.util.find_spec(module) is None:
-            return fail(f"{module} is not installed: run tools/scripts/install_python_deps.sh")
-    try:
-        import torch
-    except ImportError as e:
-        return fail(f"torch cannot be imported: {e}")
-
-    from dscimport import torch_import as ti
-
+def load(path: str):
+    import torch
     try:
         # torch logs a traceback when the archive does not deserialize, then raises.
         logging.disable(logging.CRITICAL)
-        ep = torch.export.load(path)
-    except Exception as e:  # noqa: BLE001 - zip, pickle and json errors all mean "unreadable"
-        detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        return fail(f"{path} is not a readable torch.export program ({detail[:200]})")
+        return torch.export.load(path)
     finally:
         logging.disable(logging.NOTSET)
 
-    try:
-        result = ti.to_dsc(ep, ns.output_dir, name, dim_names=dim_names,
-                           source=os.path.basename(path))
-    except ti.ModelError as e:
-        return fail(f"{path}: {e}")
-    except ti.ImportFailure as e:
-        print(f"{PROG}: error: {e.message(path)}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        return fail(f"cannot write to {ns.output_dir}: {e.strerror or e}")
-    except Exception as e:  # noqa: BLE001 - a bug in the importer: say so, in one line
-        return cli.internal_error(PROG, path, e, ns.traceback)
-    print(f"{PROG}: {result.summary(path)}")
-    return 0
+
+def convert(ep, name: str, source: str, ns: argparse.Namespace):
+    from dscimport.torch_import import import_program
+    return import_program(ep, name, source=source, dim_names=ns.dim_names)
+
+
+FRONTEND = cli.Frontend(
+    prog="torch2dsc", description="Import a torch.export program (.pt2) into a .dsc file and "
+    "a .safetensors file of weights.", model_help="the .pt2 file (torch.export.save)",
+    suffix=".pt2", what="torch.export program", requires=("numpy", "safetensors", "torch"),
+    install="tools/scripts/install_python_deps.sh", load=load, convert=convert,
+    add_args=add_args, check_args=check_args)
+
+
+def main(argv: list[str]) -> int:
+    return cli.main(FRONTEND, argv)
 
 
 if __name__ == "__main__":
