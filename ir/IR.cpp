@@ -222,6 +222,12 @@ PrimExpr PrimBinary::make(BinaryOp op, PrimExpr a, PrimExpr b, SourceLoc loc) {
   return PrimExpr(Ref<PrimExprNode>(new PrimBinary(op, std::move(a), std::move(b), d, loc)));
 }
 
+PrimExpr Intrinsic::make(DType dtype, IntrinsicId id, std::vector<PrimExpr> args, SourceLoc loc) {
+  return make(dtype, std::string(intrinsic(id).name), std::move(args), loc);
+}
+
+bool Intrinsic::is(IntrinsicId id) const { return name == intrinsic(id).name; }
+
 PrimExpr Intrinsic::make(DType dtype, std::string name, std::vector<PrimExpr> args, SourceLoc loc) {
   internal_assert(!name.empty()) << "an Intrinsic needs a name";
   for (const PrimExpr& a : args)

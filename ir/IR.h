@@ -49,6 +49,7 @@
 #include <variant>
 #include <vector>
 
+#include "ir/Intrinsics.h"
 #include "ir/Type.h"
 #include "support/Diagnostics.h"
 #include "support/RefCounted.h"
@@ -330,9 +331,13 @@ private:
 
 struct Intrinsic : PrimExprNode {
   static constexpr NodeKind node_kind = NodeKind::Intrinsic;
-  std::string name;
+  std::string name; // the row of ir/Intrinsics.def, as .dsc text spells it
   std::vector<PrimExpr> args;
+  // Code names the row by id; `name` is for the parser, which resolves text.
+  static PrimExpr make(DType dtype, IntrinsicId id, std::vector<PrimExpr> args, SourceLoc loc = {});
   static PrimExpr make(DType dtype, std::string name, std::vector<PrimExpr> args, SourceLoc loc = {});
+  // Whether this calls row `id`.
+  bool is(IntrinsicId id) const;
 
 private:
   Intrinsic(DType d, std::string n, std::vector<PrimExpr> a, SourceLoc l)

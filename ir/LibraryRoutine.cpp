@@ -7,6 +7,7 @@
 #include "ir/Module.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
+#include "support/Assert.h"
 #include "symbolic/Simplify.h"
 
 namespace dsc::ir {
@@ -285,13 +286,32 @@ static_assert(kSgemmScalars == 19 && kSgemmChainScalars == 25 && kConv2dScalars 
 
 const std::vector<LibraryRoutine>& all_library_routines() {
   static const std::vector<LibraryRoutine> routines = {
-#define DSC_LIBRARY_ROUTINE(symbol, target, runtime_function, epilogue_function, views, buffers,   \
-                            scalars, dtype, scalar_args, attributes, summary)                      \
-  {symbol,  TargetKind::target, runtime_function, epilogue_function, views,  buffers,              \
-   scalars, DType::dtype,       scalar_args,      attributes,        summary},
+#define DSC_LIBRARY_ROUTINE(id, symbol, target, role, base, preferred, runtime_function,          \
+                            epilogue_function, views, buffers, scalars, dtype, scalar_args,        \
+                            attributes, summary)                                                   \
+  {RoutineId::id,    symbol,  TargetKind::target, RoutineRole::role, RoutineId::base,              \
+   preferred,        runtime_function, epilogue_function, views,    buffers,                       \
+   scalars,          DType::dtype,     scalar_args,       attributes, summary},
 #include "ir/LibraryRoutines.def"
   };
   return routines;
+}
+
+const LibraryRoutine& library_routine(RoutineId id) {
+  internal_assert(id != RoutineId::None) << "library_routine(RoutineId::None)";
+  // The table's rows are in RoutineId order: the enum is made from the same table.
+  return all_library_routines()[static_cast<size_t>(id)];
+}
+
+const LibraryRoutine* extending_routine(RoutineId base, RoutineRole role, TargetKind target) {
+  for (const LibraryRoutine& r : all_library_routines())
+    if (r.base == base && r.role == role && r.target == target) return &r;
+  return nullptr;
+}
+
+std::string_view routine_provider(const LibraryRoutine& routine) {
+  std::string_view symbol = routine.symbol;
+  return symbol.substr(0, symbol.find('.'));
 }
 
 std::string epilogue_rows_symbol(const PrimFunc& epilogue) {

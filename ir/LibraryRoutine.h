@@ -3,6 +3,7 @@
 // offers it, and how the host program calls it. Adding a routine is one line in the .def, its
 // scalar-argument function here, and its runtime function.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,9 +24,30 @@ using ScalarArgsFn = std::optional<std::vector<symbolic::Expr>> (*)(
     const std::vector<StridedView>& buffers, const std::vector<RoutineAttribute>& attributes,
     std::string* error);
 
+// A routine's name in code: one per row of the table.
+enum class RoutineId : uint8_t {
+#define DSC_LIBRARY_ROUTINE(id, ...) id,
+#include "ir/LibraryRoutines.def"
+  None, // no routine (a `base` column's "none")
+};
+
+// What a routine computes; legalize and fusion ask for a routine by role (and base).
+enum class RoutineRole : uint8_t {
+  Matmul,             // C = A @ B, batched
+  MatmulChain,        // C = epilogue(A @ B) @ D, a block of rows at a time
+  MatmulBias,         // C = A @ B + bias (a value per column), finished by the vendor
+  MatmulBiasRelu,     // max(A @ B + bias, 0), the vendor's ReLU (NaN becomes 0)
+  MatmulBiasGeluTanh, // gelu_tanh(A @ B + bias), finished by the vendor
+  Conv2d,             // a 2-D convolution, NCHW by OIHW
+};
+
 struct LibraryRoutine {
-  const char* symbol;           // "blas.sgemm"
+  RoutineId id;
+  const char* symbol;           // "blas.sgemm": its spelling in .dsc text, nothing else
   TargetKind target;            // the target kind that offers it
+  RoutineRole role;             // what it computes
+  RoutineId base;               // the routine whose products it extends, or None
+  bool preferred;               // legalize's choice for its role on its target
   const char* runtime_function; // the runtime entry point the host code calls
   const char* epilogue_function; // the entry point of a call with an epilogue, or null
   bool views;                   // reads operands through strides (ir/StridedView.h)
@@ -107,6 +129,12 @@ std::string epilogue_rows_symbol(const PrimFunc& epilogue);
 
 // The routine bound to `symbol`, or null.
 const LibraryRoutine* find_library_routine(std::string_view symbol);
+const LibraryRoutine& library_routine(RoutineId id);
 const std::vector<LibraryRoutine>& all_library_routines();
+// The routine of `role` that extends `base`'s products on `target` (dsc.sgemm_chain for
+// dsc.sgemm's MatmulChain), or null.
+const LibraryRoutine* extending_routine(RoutineId base, RoutineRole role, TargetKind target);
+// The part of a routine's symbol before the dot: "dsc", "blas", "cublas" (`--gemm=` names it).
+std::string_view routine_provider(const LibraryRoutine& routine);
 
 } // namespace dsc::ir

@@ -31,15 +31,15 @@ bool Target::runs(ForKind loop) const {
 
 bool Target::offers(std::string_view symbol) const {
   const LibraryRoutine* r = find_library_routine(symbol);
-  return r && r->target == kind;
+  return r && offers(*r);
 }
 
-std::string Target::gemm_routine() const {
-  return kind == TargetKind::Cuda ? "cublas.sgemm" : "dsc.sgemm";
-}
+bool Target::offers(const LibraryRoutine& routine) const { return routine.target == kind; }
 
-std::string Target::conv_routine() const {
-  return kind == TargetKind::Cuda ? "cudnn.conv2d" : "dsc.conv2d";
+const LibraryRoutine* Target::preferred_routine(RoutineRole role) const {
+  for (const LibraryRoutine& r : all_library_routines())
+    if (r.role == role && r.preferred && offers(r)) return &r;
+  return nullptr;
 }
 
 std::string Target::describe() const {

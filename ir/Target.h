@@ -18,6 +18,9 @@
 
 namespace dsc::ir {
 
+struct LibraryRoutine;
+enum class RoutineRole : uint8_t;
+
 enum class TargetKind : uint8_t { Cpu, Cuda };
 
 const char* target_kind_name(TargetKind kind); // "cpu", "cuda"
@@ -44,14 +47,18 @@ struct Target {
   bool runs(ForKind kind) const;
   // Whether library routine `symbol` ("blas.sgemm") has an implementation on this target.
   bool offers(std::string_view symbol) const;
-  // The routine f32 matmuls call unless the user picks another: "dsc.sgemm" on the CPU,
-  // "cublas.sgemm" on CUDA.
-  std::string gemm_routine() const;
-  // The routine f32 conv2d calls: "dsc.conv2d" on the CPU, "cudnn.conv2d" on CUDA.
-  std::string conv_routine() const;
+  bool offers(const LibraryRoutine& routine) const;
+  // The routine of `role` legalize picks unless the user names another (the table's
+  // `preferred` column): Matmul is dsc.sgemm on the CPU and cublas.sgemm on CUDA, Conv2d
+  // dsc.conv2d and cudnn.conv2d. Null when the target has none.
+  const LibraryRoutine* preferred_routine(RoutineRole role) const;
   // "cpu (native)", "cpu (znver3, 512-bit vectors)", "cuda (sm_80, sm_90)".
   std::string describe() const;
 };
+
+// CUDA: the most threads a block of any kernel has. The GPU schedule makes blocks of it
+// (passes/GpuSchedule.h), and the CUDA C emitter declares it as each kernel's launch bound.
+constexpr int64_t kGpuThreadsPerBlock = 256;
 
 // The defaults of `dscc build`: this machine's CPU, or CUDA for sm_80 and sm_90.
 Target cpu_target();

@@ -755,7 +755,7 @@ PrimExpr PrimResolver::unary(const ast::Expr& e, std::optional<DType> hint) {
       diags_.error(operand.loc, "'!' needs a bool operand; this one is " + dtype_text(x->dtype));
       return PrimExpr();
     }
-    return ir::Intrinsic::make(DType::Bool, "logical_not", {x}, e.loc);
+    return ir::Intrinsic::make(DType::Bool, ir::IntrinsicId::logical_not, {x}, e.loc);
   }
   if (!operand.parenthesized &&
       (operand.kind == ast::ExprKind::Int || operand.kind == ast::ExprKind::Float)) {
@@ -767,7 +767,7 @@ PrimExpr PrimResolver::unary(const ast::Expr& e, std::optional<DType> hint) {
     diags_.error(operand.loc, "unary '-' needs a number; this operand is a bool");
     return PrimExpr();
   }
-  return ir::Intrinsic::make(x->dtype, "neg", {x}, e.loc);
+  return ir::Intrinsic::make(x->dtype, ir::IntrinsicId::neg, {x}, e.loc);
 }
 
 PrimExpr PrimResolver::binary(const ast::Expr& e, std::optional<DType> hint) {

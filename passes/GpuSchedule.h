@@ -29,8 +29,8 @@
 namespace dsc::passes {
 
 // Threads per block of the element and rows-per-thread forms, and the most a rows-per-block
-// kernel uses.
-constexpr int64_t kGpuThreadsPerBlock = 256;
+// kernel uses: the CUDA target's (ir/Target.h), which the CUDA C emitter reads too.
+using ir::kGpuThreadsPerBlock;
 // Elements per thread of the element form.
 constexpr int64_t kGpuElementsPerThread = 4;
 

@@ -881,6 +881,8 @@ void BodyInferrer::unknown_callee(const Call& call) {
     return;
   }
   Diagnostic& d = error(call.loc, "unknown op '" + call.callee + "'");
+  d.code = DiagnosticCode::UnknownOp;
+  d.subject = call.callee;
   suggest(d, call.callee, names, call.loc);
 }
 

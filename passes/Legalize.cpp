@@ -389,7 +389,8 @@ public:
       const lowering::LibraryCall& call = item.desc->library;
       bool in_place = false;
       for (const std::optional<ir::StridedView>& v : call.views) in_place = in_place || v;
-      std::string kind = call.epilogue ? "epilogue of " + call.routine : call.routine;
+      std::string kind = call.epilogue ? std::string("epilogue of ") + call.routine->symbol
+                                       : std::string(call.routine->symbol);
       if (in_place) kind += ", operands read in place";
       if (call.result_view) kind += ", result written in place";
       return kind;

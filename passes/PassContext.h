@@ -17,10 +17,10 @@ struct PassContext {
   ir::Target target = ir::cpu_target();
   // legalize fuses ops into kernels (passes/legalize/Fuse.h) unless this is off.
   bool fuse = true;
-  // The library routine of ir/LibraryRoutines.def that f32 matmuls call; empty for the
-  // target's (Target::gemm_routine: dsc's own GEMM on the CPU, cuBLAS on CUDA). `--gemm=blas`
-  // picks OpenBLAS's.
-  std::string gemm_routine = {};
+  // The library routine of ir/LibraryRoutines.def that f32 matmuls call; null for the
+  // target's preferred one (dsc's own GEMM on the CPU, cuBLAS on CUDA). `--gemm=blas` picks
+  // OpenBLAS's.
+  const ir::LibraryRoutine* gemm_routine = nullptr;
   // Where legalize records its fusion decisions, when someone asks (`--explain-fusion`).
   FusionLog* fusion_log = nullptr;
 };

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include "runtime/DTypeTable.h"
 #include "support/Assert.h"
 #include "support/File.h"
 
@@ -14,21 +15,10 @@ namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";
 
-struct Descr {
-  const char* descr;
-  DLDataType type;
-};
-
-// From the dtype table; a dtype without a descr (bf16) cannot be stored as .npy.
-const Descr kDescrs[] = {
-#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
-  {npy, {dl_code, bits, 1}},
-#include "ir/DTypes.def"
-};
-
+// A dtype without a descr (bf16) cannot be stored as .npy.
 const char* descr_of(DLDataType d) {
-  for (const Descr& e : kDescrs)
-    if (e.descr && same_dtype(e.type, d)) return e.descr;
+  for (const RuntimeDType& t : kRuntimeDTypes)
+    if (t.npy && same_dtype(t.type, d)) return t.npy;
   return nullptr;
 }
 
@@ -239,12 +229,12 @@ std::optional<Tensor> read_npy_bytes(std::string_view bytes, std::string* error)
     return std::nullopt;
   }
   const std::string& descr = parser.descr;
-  const Descr* found = nullptr;
-  for (const Descr& e : kDescrs) {
-    if (!e.descr) continue;
-    if (descr == e.descr) found = &e;
+  const RuntimeDType* found = nullptr;
+  for (const RuntimeDType& e : kRuntimeDTypes) {
+    if (!e.npy) continue;
+    if (descr == e.npy) found = &e;
     // One-byte types have no byte order; accept '<' as well as numpy's '|'.
-    if (descr.size() == 3 && descr[0] == '<' && e.descr[0] == '|' && descr.substr(1) == e.descr + 1)
+    if (descr.size() == 3 && descr[0] == '<' && e.npy[0] == '|' && descr.substr(1) == e.npy + 1)
       found = &e;
   }
   if (!found) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/DTypeTable.h"
 #include "support/File.h"
 
 namespace dsc::runtime {
@@ -18,20 +19,9 @@ using nlohmann::json;
 
 constexpr const char* kMetadataKey = "__metadata__";
 
-struct NamedType {
-  const char* name;
-  DLDataType type;
-};
-
-const NamedType kTypes[] = {
-#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
-  {safetensors, {dl_code, bits, 1}},
-#include "ir/DTypes.def"
-};
-
 const char* name_of(DLDataType d) {
-  for (const NamedType& n : kTypes)
-    if (same_dtype(n.type, d)) return n.name;
+  for (const RuntimeDType& t : kRuntimeDTypes)
+    if (same_dtype(t.type, d)) return t.safetensors;
   return nullptr;
 }
 
@@ -73,13 +63,13 @@ std::optional<Entry> parse_entry(const std::string& name, const json& v, std::st
   e.name = name;
   if (!dtype->is_string()) return fail<Entry>(error, where + "'dtype' is not a string");
   const std::string& dname = dtype->get_ref<const std::string&>();
-  const NamedType* found = nullptr;
-  for (const NamedType& n : kTypes)
-    if (dname == n.name) found = &n;
+  const RuntimeDType* found = nullptr;
+  for (const RuntimeDType& n : kRuntimeDTypes)
+    if (dname == n.safetensors) found = &n;
   if (!found) {
     std::string supported;
-    for (const NamedType& n : kTypes)
-      supported += (supported.empty() ? "" : " ") + std::string(n.name);
+    for (const RuntimeDType& n : kRuntimeDTypes)
+      supported += (supported.empty() ? "" : " ") + std::string(n.safetensors);
     return fail<Entry>(error,
                        where + "unsupported dtype '" + dname + "' (supported: " + supported + ")");
   }

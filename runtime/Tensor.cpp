@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/DTypeTable.h"
 #include "runtime/Memory.h"
 #include "runtime/cuda/Device.h"
 #include "support/Assert.h"
@@ -17,27 +18,14 @@ size_t dtype_bytes(DLDataType d) {
   return (static_cast<size_t>(d.bits) * d.lanes + 7) / 8;
 }
 
-namespace {
-struct NamedType {
-  const char* name;
-  DLDataType type;
-};
-// The runtime does not link the compiler, so it expands the dtype table itself.
-const NamedType kNamed[] = {
-#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
-  {name, {dl_code, bits, 1}},
-#include "ir/DTypes.def"
-};
-} // namespace
-
 std::string dtype_name(DLDataType d) {
-  for (const NamedType& n : kNamed)
+  for (const RuntimeDType& n : kRuntimeDTypes)
     if (same_dtype(n.type, d)) return n.name;
   return "?";
 }
 
 bool parse_dtype_name(const std::string& name, DLDataType* out) {
-  for (const NamedType& n : kNamed) {
+  for (const RuntimeDType& n : kRuntimeDTypes) {
     if (name == n.name) {
       *out = n.type;
       return true;

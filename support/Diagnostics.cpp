@@ -38,13 +38,18 @@ std::string_view SourceManager::line(uint32_t file, uint32_t line) const {
 
 Diagnostic& DiagnosticEngine::error(SourceLoc loc, std::string message) {
   ++error_count_;
-  diagnostics_.push_back(Diagnostic{Severity::Error, loc, std::move(message), {}});
-  return diagnostics_.back();
+  Diagnostic& d = diagnostics_.emplace_back();
+  d.loc = loc;
+  d.message = std::move(message);
+  return d;
 }
 
 Diagnostic& DiagnosticEngine::warning(SourceLoc loc, std::string message) {
-  diagnostics_.push_back(Diagnostic{Severity::Warning, loc, std::move(message), {}});
-  return diagnostics_.back();
+  Diagnostic& d = diagnostics_.emplace_back();
+  d.severity = Severity::Warning;
+  d.loc = loc;
+  d.message = std::move(message);
+  return d;
 }
 
 void DiagnosticEngine::report(Diagnostic d) {

@@ -41,10 +41,19 @@ private:
 
 enum class Severity : uint8_t { Error, Warning, Note };
 
+// What a tool may recognise a diagnostic by (support/DiagnosticCodes.def).
+enum class DiagnosticCode : uint8_t {
+  None,
+#define DSC_DIAGNOSTIC_CODE(code, summary) code,
+#include "support/DiagnosticCodes.def"
+};
+
 struct Diagnostic {
   Severity severity = Severity::Error;
   SourceLoc loc;
   std::string message;
+  DiagnosticCode code = DiagnosticCode::None;
+  std::string subject; // what the code is about (an op's name), for a coded diagnostic
   struct Note {
     SourceLoc loc; // may be invalid: then the note has no location
     std::string message;

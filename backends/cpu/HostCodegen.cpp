@@ -286,7 +286,7 @@ private:
                                {call_, string_constant(c.what), string_constant(c.location),
                                 i32(static_cast<int64_t>(n)), names, vals});
         },
-        "where");
+        "where"); // identity-lint: the block of the where clauses' checks, not the op
   }
 
   void allocate() {

@@ -45,24 +45,12 @@ std::pair<const char*, llvm::orc::ExecutorAddr> runtime_symbol(const char* name,
   return {name, llvm::orc::ExecutorAddr::fromPtr(f)};
 }
 
-// The runtime functions compiled code calls (runtime/HostABI.h), at their addresses here.
+// The runtime functions compiled code calls (runtime/HostABIFunctions.def), at their addresses
+// here.
 llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& jit) {
   const std::pair<const char*, llvm::orc::ExecutorAddr> symbols[] = {
-      runtime_symbol("dsc_rt_parallel_for", &dsc_rt_parallel_for),
-      runtime_symbol("dsc_rt_check_input", &dsc_rt_check_input),
-      runtime_symbol("dsc_rt_fail_dim", &dsc_rt_fail_dim),
-      runtime_symbol("dsc_rt_fail_check", &dsc_rt_fail_check),
-      runtime_symbol("dsc_rt_fail_overflow", &dsc_rt_fail_overflow),
-      runtime_symbol("dsc_rt_input_data", &dsc_rt_input_data),
-      runtime_symbol("dsc_rt_arena", &dsc_rt_arena),
-      runtime_symbol("dsc_rt_output", &dsc_rt_output),
-      runtime_symbol("dsc_rt_matmul_f32", &dsc_rt_matmul_f32),
-      runtime_symbol("dsc_rt_gemm_f32", &dsc_rt_gemm_f32),
-      runtime_symbol("dsc_rt_gemm_f32_strided", &dsc_rt_gemm_f32_strided),
-      runtime_symbol("dsc_rt_gemm_f32_strided_epilogue", &dsc_rt_gemm_f32_strided_epilogue),
-      runtime_symbol("dsc_rt_matmul_f32_strided", &dsc_rt_matmul_f32_strided),
-      runtime_symbol("dsc_rt_gemm_chain_f32", &dsc_rt_gemm_chain_f32),
-      runtime_symbol("dsc_rt_gemm_chain_f32_epilogue", &dsc_rt_gemm_chain_f32_epilogue),
+#define DSC_HOST_ABI_FUNCTION(name) runtime_symbol(#name, &name),
+#include "runtime/HostABIFunctions.def"
   };
   llvm::orc::SymbolMap map;
   for (const auto& [name, address] : symbols)

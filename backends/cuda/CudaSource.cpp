@@ -1,16 +1,19 @@
 #include "backends/cuda/CudaSource.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "ir/Functor.h"
 #include "ir/HostProgram.h"
 #include "ir/Intrinsics.h"
 #include "ir/OpRegistry.h"
+#include "ir/Target.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Simplify.h"
 
@@ -25,7 +28,7 @@ using ir::ForKind;
 using ir::PrimExpr;
 using ir::Stmt;
 
-constexpr int64_t kMaxThreads = 256;
+constexpr int64_t kMaxThreads = ir::kGpuThreadsPerBlock;
 
 // A row kernel keeps each thread's share of the row in registers while the row has at most
 // kRowRegisters elements per thread: the loops over the row unroll that many times. Measured on
@@ -66,6 +69,17 @@ __device__ __forceinline__ int dsc_floormod(int a, int b) {
   int r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
+// Integer pow as the reference interpreter computes it (ir/Intrinsics.def): it wraps, and a
+// negative exponent gives 0 except for the bases 1 and -1.
+template <typename T> __device__ __forceinline__ T dsc_ipow(T b, T e) {
+  if (e < 0) return b == 1 ? T(1) : b == -1 ? ((e & 1) ? T(-1) : T(1)) : T(0);
+  unsigned long long r = 1, x = (unsigned long long)b;
+  for (; e > 0; e >>= 1) {
+    if (e & 1) r *= x;
+    x *= x;
+  }
+  return (T)r;
+}
 template <typename T> __device__ __forceinline__ T dsc_min(T a, T b) { return (a < b || a != a) ? a : b; }
 template <typename T> __device__ __forceinline__ T dsc_max(T a, T b) { return (a > b || a != a) ? a : b; }
 
@@ -90,8 +104,27 @@ template <typename T, typename Op> __device__ __forceinline__ T dsc_block_combin
 }
 )";
 
+// The functions a CUDA C spelling of ir/Intrinsics.def calls ("tanhf($0)": tanhf).
+void add_called_functions(std::string_view spelling, std::set<std::string>& out) {
+  auto ident_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < spelling.size();) {
+    if (!ident_char(spelling[i]) || std::isdigit(static_cast<unsigned char>(spelling[i]))) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < spelling.size() && ident_char(spelling[end]))
+      ++end;
+    if (end < spelling.size() && spelling[end] == '(') out.emplace(spelling.substr(i, end - i));
+    i = end;
+  }
+}
+
+// C++ keywords, CUDA's built-in names, and every function the intrinsics' spellings call.
 const std::set<std::string>& reserved_words() {
-  static const std::set<std::string> words = {
+  static const std::set<std::string> words = [] {
+    // identity-lint: C and CUDA names (min, max, abs), not the ops.
+    std::set<std::string> w = {
       "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "class",
       "const", "constexpr", "continue", "default", "delete", "do", "double", "else", "enum",
       "explicit", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int",
@@ -99,8 +132,13 @@ const std::set<std::string>& reserved_words() {
       "protected", "public", "register", "return", "short", "signed", "sizeof", "static",
       "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename",
       "union", "unsigned", "using", "virtual", "void", "volatile", "while", "threadIdx",
-      "blockIdx", "blockDim", "gridDim", "warpSize", "main", "min", "max", "abs", "exp", "log",
-      "sqrt", "erf", "tanh", "sin", "cos", "pow", "INFINITY", "NAN"};
+      "blockIdx", "blockDim", "gridDim", "warpSize", "main", "min", "max", "abs", "INFINITY",
+      "NAN"};
+    for (const ir::IntrinsicDef& fn : ir::all_intrinsics())
+      for (const char* spelling : {fn.cuda_f32, fn.cuda_f64, fn.cuda_int})
+        add_called_functions(spelling, w);
+    return w;
+  }();
   return words;
 }
 
@@ -813,7 +851,7 @@ private:
     }
     if (const ir::Evaluate* e = s.as<ir::Evaluate>()) {
       const ir::Intrinsic* in = e->value.as<ir::Intrinsic>();
-      if (in && in->name == "sync_threads") {
+      if (in && in->is(ir::IntrinsicId::sync_threads)) {
         line(os, depth) << "__syncthreads();\n";
         ++barriers_;
         unsynced_.clear();
@@ -862,7 +900,8 @@ private:
     }
     if (const ir::Evaluate* e = s.as<ir::Evaluate>()) {
       const ir::Intrinsic* in = e->value.as<ir::Intrinsic>();
-      if (in && in->name == "sync_threads") unsupported("a barrier inside a thread loop");
+      if (in && in->is(ir::IntrinsicId::sync_threads))
+        unsupported("a barrier inside a thread loop");
       line(os, depth) << "(void)" << expr(e->value) << ";\n";
       return;
     }

@@ -45,7 +45,7 @@ Result arange(const std::vector<Value>& args, OpError& err) {
     err.message = "arange: step " + std::to_string(*step) + " must be >= 1";
     return std::nullopt;
   }
-  std::optional<DType> d = dtype_arg(args[3], DType::I64, "arange", err);
+  std::optional<DType> d = dtype_arg(args[3], DType::I64, ir::op_name(ir::OpId::arange), err);
   if (!d) return std::nullopt;
   int64_t n = end > start ? (end - start + *step - 1) / *step : 0;
   Value out = make_tensor(*d, {n});
@@ -55,8 +55,8 @@ Result arange(const std::vector<Value>& args, OpError& err) {
 }
 
 Result full(const std::vector<Value>& args, OpError& err) {
-  if (!valid_shape("full", args[0], err)) return std::nullopt;
-  std::optional<DType> d = dtype_arg(args[2], DType::F32, "full", err);
+  if (!valid_shape(ir::op_name(ir::OpId::full), args[0], err)) return std::nullopt;
+  std::optional<DType> d = dtype_arg(args[2], DType::F32, ir::op_name(ir::OpId::full), err);
   if (!d) return std::nullopt;
   std::optional<double> fv = as_float(args[1]);
   if (!fv) {
@@ -166,8 +166,8 @@ Result eval_creation(const std::string& op, const std::vector<Value>& args, OpEr
   if (id == ir::OpId::arange) return arange(args, err);
   if (id == ir::OpId::full) return full(args, err);
   if (id == ir::OpId::zeros) {
-    if (!valid_shape("zeros", args[0], err)) return std::nullopt;
-    std::optional<DType> d = dtype_arg(args[1], DType::F32, "zeros", err);
+    if (!valid_shape(ir::op_name(id), args[0], err)) return std::nullopt;
+    std::optional<DType> d = dtype_arg(args[1], DType::F32, ir::op_name(id), err);
     if (!d) return std::nullopt;
     return make_tensor(*d, args[0].dims);
   }

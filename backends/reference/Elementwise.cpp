@@ -253,9 +253,10 @@ Result where(const Value& c, const Value& a, const Value& b, OpError& err) {
     return std::nullopt;
   }
   bool weak = false;
-  std::optional<DType> d = unify("where", a, b, &weak, err);
+  std::optional<DType> d = unify(ir::op_name(ir::OpId::where), a, b, &weak, err);
   if (!d) return std::nullopt;
-  std::optional<std::vector<int64_t>> shape = broadcast("where", {&c, &a, &b}, err);
+  std::optional<std::vector<int64_t>> shape =
+      broadcast(ir::op_name(ir::OpId::where), {&c, &a, &b}, err);
   if (!shape) return std::nullopt;
   Value out = make_tensor(*d, *shape);
   out.weak = weak && c.weak;

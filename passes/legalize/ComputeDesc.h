@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "ir/IR.h"
+#include "ir/LibraryRoutine.h"
 #include "ir/Module.h"
 
 namespace dsc::passes::lowering {
@@ -97,7 +98,7 @@ struct ComputeDesc;
 // block of rows of the result (passes/legalize/Epilogue.h), whose inputs' args the call passes
 // after the operands.
 struct LibraryCall {
-  std::string routine;
+  const ir::LibraryRoutine* routine = nullptr;
   std::vector<ir::Expr> args;
   std::shared_ptr<const ComputeDesc> epilogue;
   // Per operand, empty or the strided view through which the routine reads args[k] (fuse reads

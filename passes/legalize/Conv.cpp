@@ -16,8 +16,9 @@ namespace {
 
 std::optional<ComputeDesc> library(const ir::BoundArgs& args, const ir::Type& type,
                                    FnContext& ctx) {
-  const std::string routine = ctx.pass().target.conv_routine();
-  if (!ctx.pass().target.offers(routine) || type.dtype != DType::F32 || args.types[0].weak ||
+  const ir::LibraryRoutine* routine =
+      ctx.pass().target.preferred_routine(ir::RoutineRole::Conv2d);
+  if (!routine || type.dtype != DType::F32 || args.types[0].weak ||
       args.types[1].weak || !args[0].is<ir::Var>() || !args[1].is<ir::Var>())
     return std::nullopt;
   auto [sh, sw] = int_pair_arg(args, 2);

@@ -191,9 +191,9 @@ ir::Expr compact_unique(const ir::Call& call, const ir::Expr& flat, FnContext& c
   auto less = [&](const PrimExpr& a, const PrimExpr& b) {
     PrimExpr lt = binary(ir::BinaryOp::LT, a, b);
     if (!ir::is_float(dt)) return lt;
-    return binary(ir::BinaryOp::Or, lt,
-                  binary(ir::BinaryOp::And, ir::Intrinsic::make(DType::Bool, "logical_not", {is_nan(a)}),
-                         is_nan(b)));
+    PrimExpr a_is_number =
+        ir::Intrinsic::make(DType::Bool, ir::IntrinsicId::logical_not, {is_nan(a)});
+    return binary(ir::BinaryOp::Or, lt, binary(ir::BinaryOp::And, a_is_number, is_nan(b)));
   };
   auto same = [&](const PrimExpr& a, const PrimExpr& b) {
     PrimExpr eq = binary(ir::BinaryOp::EQ, a, b);

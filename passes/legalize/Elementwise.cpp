@@ -65,7 +65,7 @@ PrimExpr binary_element(DescBuilder& db, Element& e, ir::OpId op, PrimExpr a, Pr
     PrimExpr pick_b = is_max ? binary(BinaryOp::LT, ar, br) : binary(BinaryOp::LT, br, ar);
     return select(is_nan(br), br, select(pick_b, br, ar));
   }
-  if (op == ir::OpId::pow) return intrinsic(ir::intrinsic(ir::IntrinsicId::pow).name, {a, b});
+  if (op == ir::OpId::pow) return intrinsic(ir::IntrinsicId::pow, {a, b});
   return binary(binary_op(op), a, b);
 }
 
@@ -100,7 +100,7 @@ std::optional<ComputeDesc> describe_elementwise(const ir::Call& call, const ir::
     DType d = type.dtype;
     db.output(type, "out");
     m.space = db.space(type.shape);
-    m.element.value = intrinsic(name, {db.read(x, db.broadcast_indices(x, m.space.vars), d)});
+    m.element.value = intrinsic(fn->id, {db.read(x, db.broadcast_indices(x, m.space.vars), d)});
   } else {
     Operand a = db.input(args[0], "a"), b = db.input(args[1], "b");
     DType d = shared_dtype({args.types[0], args.types[1]});

@@ -30,11 +30,6 @@ using Indices = std::vector<sym::Expr>;
 // evaluated once per element of their result (or stay apart).
 constexpr size_t kDuplicableNodes = 48;
 
-// dsc's own GEMM, and two of its products chained a block of rows at a time
-// (ir/LibraryRoutines.def).
-constexpr const char* kGemm = "dsc.sgemm";
-constexpr const char* kGemmChain = "dsc.sgemm_chain";
-
 // How `call`'s routine reads operand k: through its strided view, or as it is.
 ir::StridedView operand_layout(const LibraryCall& call, size_t k) {
   return k < call.views.size() && call.views[k] ? *call.views[k]
@@ -388,7 +383,7 @@ private:
   // product) is not pulled into the chain and can become the product's epilogue instead.
   void read_in_place(FnItem& c) {
     LibraryCall& call = c.desc->library;
-    const ir::LibraryRoutine* routine = ir::find_library_routine(call.routine);
+    const ir::LibraryRoutine* routine = call.routine;
     if (!routine || !routine->views) return;
     for (size_t k = 0; k < call.args.size() && k < 2; ++k) {
       if (k < call.views.size() && call.views[k]) continue;
@@ -837,7 +832,7 @@ private:
 
   void write_through_view(FnItem& c, FnItem& p, const ir::Load& load) {
     const LibraryCall& library = p.desc->library;
-    const ir::LibraryRoutine* routine = ir::find_library_routine(library.routine);
+    const ir::LibraryRoutine* routine = library.routine;
     if (!routine || !routine->views || library.epilogue || library.result_view) return;
     if (p.binding.vars.size() != 1 || used_elsewhere(p.binding.vars.front().get())) {
       refuse(p, c, "another consumer reads the product");
@@ -936,8 +931,8 @@ private:
   // cublas.sgemm product, a bias and activation cuBLASLt finishes itself (VendorEpilogue.h).
   bool take_as_epilogue(FnItem& c, FnItem& p) {
     const LibraryCall& library = p.desc->library;
-    const ir::LibraryRoutine* routine = ir::find_library_routine(library.routine);
-    const bool vendor = takes_vendor_epilogues(library.routine);
+    const ir::LibraryRoutine* routine = library.routine;
+    const bool vendor = routine && takes_vendor_epilogues(*routine);
     if (!routine || (!routine->epilogue_function && !vendor) || library.epilogue)
       return false; // none to take
     if (library.result_view) {
@@ -1016,12 +1011,12 @@ private:
     const LibraryCall& library = p.desc->library;
     std::string why;
     std::optional<VendorEpilogue> finished =
-        match_vendor_epilogue(epilogue, ctx_.pass().target, &why);
+        match_vendor_epilogue(epilogue, *library.routine, ctx_.pass().target, &why);
     if (!finished) {
       refuse(p, c, why);
       return std::nullopt;
     }
-    const ir::LibraryRoutine* routine = ir::find_library_routine(finished->routine);
+    const ir::LibraryRoutine* routine = finished->routine;
     const ir::Expr& bias = epilogue.inputs[finished->bias_input].arg;
     std::vector<ir::StridedView> layouts = {operand_layout(library, 0), operand_layout(library, 1),
                                             ir::dense_view(bias->type.shape),
@@ -1052,22 +1047,24 @@ private:
     for (FnItem& c : items_) {
       if (c.dropped || !c.desc || c.desc->kind != ComputeDesc::Kind::Library) continue;
       const LibraryCall& second = c.desc->library;
-      if (second.routine != kGemm || second.epilogue || second.args.size() != 2) continue;
+      if (!second.routine || second.epilogue || second.args.size() != 2) continue;
+      // The routine that chains two of this routine's products (dsc.sgemm_chain), if any.
+      const ir::LibraryRoutine* chained = ir::extending_routine(
+          second.routine->id, ir::RoutineRole::MatmulChain, second.routine->target);
+      if (!chained) continue;
       auto def = def_.find(second.args[0].get());
       if (def == def_.end()) continue;
       FnItem& p = items_[def->second.first];
       if (p.dropped || !p.desc || p.desc->kind != ComputeDesc::Kind::Library ||
-          p.desc->library.routine != kGemm || p.desc->library.args.size() != 2)
+          p.desc->library.routine != second.routine || p.desc->library.args.size() != 2)
         continue;
-      chain(c, p);
+      chain(c, p, chained);
     }
   }
 
-  void chain(FnItem& c, FnItem& p) {
+  void chain(FnItem& c, FnItem& p, const ir::LibraryRoutine* routine) {
     const LibraryCall& first = p.desc->library;
     const LibraryCall& second = c.desc->library;
-    const ir::LibraryRoutine* routine = ir::find_library_routine(kGemmChain);
-    if (!routine) return;
     if (first.result_view) {
       refuse(p, c, "the first product is written through a strided view, not kept to a block");
       return;
@@ -1086,7 +1083,7 @@ private:
       return;
     }
     LibraryCall merged;
-    merged.routine = kGemmChain;
+    merged.routine = routine;
     merged.args = {first.args[0], first.args[1], second.args[1]};
     merged.views = {view_of(first, 0), view_of(first, 1), view_of(second, 1)};
     if (!merged.views[0] && !merged.views[1] && !merged.views[2]) merged.views.clear();

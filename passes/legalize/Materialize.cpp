@@ -105,7 +105,7 @@ private:
     for (const ir::Expr& a : args)
       types.push_back(a->type);
     std::string name =
-        ctx_.library_extern(d_.library.routine, types, d_.type, epilogue, first_row,
+        ctx_.library_extern(d_.library.routine->symbol, types, d_.type, epilogue, first_row,
                             d_.library.views, d_.library.result_view, d_.library.attributes);
     return ir::Call::make(name, std::move(args), {}, d_.type, ctx_.loc());
   }

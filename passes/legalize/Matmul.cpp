@@ -47,9 +47,10 @@ ir::Expr matrix(const ir::Expr& x, FnContext& ctx) {
 std::optional<ComputeDesc> blas(const ir::BoundArgs& args, const ir::Type& type, FnContext& ctx) {
   const ir::Type& at = args.types[0];
   const ir::Type& bt = args.types[1];
-  const std::string routine = ctx.pass().gemm_routine.empty() ? ctx.pass().target.gemm_routine()
-                                                               : ctx.pass().gemm_routine;
-  if (!ctx.pass().target.offers(routine)) return std::nullopt;
+  const ir::LibraryRoutine* routine =
+      ctx.pass().gemm_routine ? ctx.pass().gemm_routine
+                              : ctx.pass().target.preferred_routine(ir::RoutineRole::Matmul);
+  if (!routine || !ctx.pass().target.offers(*routine)) return std::nullopt;
   if (type.dtype != DType::F32 || at.weak || bt.weak || at.rank() < 2 || bt.rank() < 2 ||
       !args[0].is<ir::Var>() || !args[1].is<ir::Var>())
     return std::nullopt;

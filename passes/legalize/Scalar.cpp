@@ -186,12 +186,13 @@ PrimExpr binary(ir::BinaryOp op, PrimExpr a, PrimExpr b) {
 
 PrimExpr select(PrimExpr cond, PrimExpr a, PrimExpr b) {
   DType d = a->dtype;
-  return ir::Intrinsic::make(d, "select", {std::move(cond), std::move(a), std::move(b)});
+  return ir::Intrinsic::make(d, ir::IntrinsicId::select,
+                             {std::move(cond), std::move(a), std::move(b)});
 }
 
-PrimExpr intrinsic(const std::string& name, std::vector<PrimExpr> args) {
+PrimExpr intrinsic(ir::IntrinsicId id, std::vector<PrimExpr> args) {
   DType d = args.front()->dtype;
-  return ir::Intrinsic::make(d, name, std::move(args));
+  return ir::Intrinsic::make(d, id, std::move(args));
 }
 
 PrimExpr is_nan(PrimExpr v) {

@@ -63,7 +63,7 @@ ir::PrimExpr widen(ir::PrimExpr v);
 ir::PrimExpr binary(ir::BinaryOp op, ir::PrimExpr a, ir::PrimExpr b);
 ir::PrimExpr select(ir::PrimExpr cond, ir::PrimExpr a, ir::PrimExpr b);
 // An intrinsic whose dtype is its first argument's (exp, log, neg, abs, pow, ...).
-ir::PrimExpr intrinsic(const std::string& name, std::vector<ir::PrimExpr> args);
+ir::PrimExpr intrinsic(ir::IntrinsicId id, std::vector<ir::PrimExpr> args);
 // A float is NaN: `v != v`.
 ir::PrimExpr is_nan(ir::PrimExpr v);
 

@@ -10,8 +10,6 @@ namespace dsc::passes::lowering {
 
 namespace {
 
-constexpr const char* kVendorGemm = "cublas.sgemm";
-
 // nn.gelu_tanh(x) as legalize writes it from stdlib/nn.dsc:
 // x * 0.5 * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))).
 ir::PrimExpr gelu_tanh(const ir::PrimExpr& x) {
@@ -21,17 +19,19 @@ ir::PrimExpr gelu_tanh(const ir::PrimExpr& x) {
       BinaryOp::Mul, binary(BinaryOp::Mul, binary(BinaryOp::Mul, float_imm(f, 0.044715), x), x), x);
   ir::PrimExpr inner =
       binary(BinaryOp::Mul, float_imm(f, 0.7978845608028654), binary(BinaryOp::Add, x, cube));
-  ir::PrimExpr half = binary(BinaryOp::Add, float_imm(f, 1.0), intrinsic("tanh", {inner}));
+  ir::PrimExpr half =
+      binary(BinaryOp::Add, float_imm(f, 1.0), intrinsic(ir::IntrinsicId::tanh, {inner}));
   return binary(BinaryOp::Mul, binary(BinaryOp::Mul, x, float_imm(f, 0.5)), half);
 }
 
 } // namespace
 
-bool takes_vendor_epilogues(const std::string& routine) {
-  return routine == kVendorGemm;
+bool takes_vendor_epilogues(const ir::LibraryRoutine& routine) {
+  return ir::extending_routine(routine.id, ir::RoutineRole::MatmulBias, routine.target) != nullptr;
 }
 
 std::optional<VendorEpilogue> match_vendor_epilogue(const ComputeDesc& epilogue,
+                                                    const ir::LibraryRoutine& routine_of_product,
                                                     const ir::Target& target, std::string* why) {
   *why = "cuBLASLt finishes a bias, or a bias and GELU's tanh approximation, over f32; this "
          "epilogue is neither";
@@ -54,14 +54,17 @@ std::optional<VendorEpilogue> match_vendor_epilogue(const ComputeDesc& epilogue,
   const std::string value = ir::to_string(map.element.value);
   for (const ir::PrimExpr& x : {binary(ir::BinaryOp::Add, product, bias_value),
                                 binary(ir::BinaryOp::Add, bias_value, product)}) {
-    const char* routine = nullptr;
+    std::optional<ir::RoutineRole> role;
     if (value == ir::to_string(x))
-      routine = "cublaslt.sgemm_bias";
+      role = ir::RoutineRole::MatmulBias;
     else if (value == ir::to_string(gelu_tanh(x)))
-      routine = "cublaslt.sgemm_bias_gelu_tanh";
-    if (!routine) continue;
-    if (!target.offers(routine)) {
-      *why = std::string("the target offers no ") + routine;
+      role = ir::RoutineRole::MatmulBiasGeluTanh;
+    if (!role) continue;
+    const ir::LibraryRoutine* routine =
+        ir::extending_routine(routine_of_product.id, *role, routine_of_product.target);
+    if (!routine || !target.offers(*routine)) {
+      *why = std::string("the target offers no routine that finishes this epilogue after ") +
+             routine_of_product.symbol;
       return std::nullopt;
     }
     return VendorEpilogue{routine, 0};

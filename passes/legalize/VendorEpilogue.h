@@ -19,16 +19,19 @@
 namespace dsc::passes::lowering {
 
 struct VendorEpilogue {
-  std::string routine; // "cublaslt.sgemm_bias"
-  size_t bias_input;   // the epilogue's input that is the bias
+  const ir::LibraryRoutine* routine; // cublaslt.sgemm_bias
+  size_t bias_input;                 // the epilogue's input that is the bias
 };
 
-// Whether products of `routine` may take a vendor epilogue ("cublas.sgemm").
-bool takes_vendor_epilogues(const std::string& routine);
+// Whether products of `routine` may take a vendor epilogue: a routine of the table extends
+// them with a bias (cublas.sgemm).
+bool takes_vendor_epilogues(const ir::LibraryRoutine& routine);
 
 // The routine that finishes `epilogue` (make_epilogue's map over [R, N], whose one output is
-// the product), among those `target` offers; nullopt with `*why` set when there is none.
+// a product of `routine_of_product`), among those `target` offers; nullopt with `*why` set
+// when there is none.
 std::optional<VendorEpilogue> match_vendor_epilogue(const ComputeDesc& epilogue,
+                                                    const ir::LibraryRoutine& routine_of_product,
                                                     const ir::Target& target, std::string* why);
 
 } // namespace dsc::passes::lowering

@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -15,16 +13,9 @@
 #include "ir/Module.h"
 #include "lang/Frontend.h"
 #include "support/Diagnostics.h"
+#include "tests/unit/SourceDir.h"
 
 namespace dsc::testing {
-
-// The source tree: DSC_SOURCE_DIR (ctest sets it), else the one this file is in (for a test
-// binary run by hand).
-inline std::string source_dir() {
-  if (const char* env = std::getenv("DSC_SOURCE_DIR")) return env;
-  // tests/unit/<this file>
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-}
 
 // The text of a file of the source tree ("examples/mlp.dsc"); empty when it cannot be read.
 inline std::string read_source(const std::string& relative) {

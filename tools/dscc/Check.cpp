@@ -37,7 +37,7 @@ std::optional<ir::Module> parse_checked(SourceManager& sources, uint32_t file,
   for (const Diagnostic& d : more.diagnostics()) {
     bool cascade = false;
     for (const std::string& name : unresolved)
-      cascade |= d.message == "unknown op '" + name + "'";
+      cascade |= d.code == DiagnosticCode::UnknownOp && d.subject == name;
     if (!cascade) diags.report(d);
   }
   return std::nullopt;

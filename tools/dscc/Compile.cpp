@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "backends/cpu/CpuBackend.h"
+#include "ir/LibraryRoutine.h"
 #include "passes/PassContext.h"
 #include "tools/dscc/Check.h"
 
@@ -110,9 +111,20 @@ OptionResult parse_compile_option(const std::string& arg, CompileOptions* option
   } else if (arg == "--no-fusion") {
     options->fuse = false;
   } else if (arg.rfind("--gemm=", 0) == 0) {
-    std::string value = arg.substr(7);
-    if (value != "dsc" && value != "blas" && value != "cublas")
-      *error = "--gemm takes dsc or blas (cpu), or cublas (cuda), not '" + value + "'";
+    // The providers of the table's matmul routines, per target: "dsc or blas (cpu), ...".
+    std::string value = arg.substr(7), known;
+    bool found = false;
+    for (ir::TargetKind kind : {ir::TargetKind::Cpu, ir::TargetKind::Cuda}) {
+      std::string names;
+      for (const ir::LibraryRoutine& r : ir::all_library_routines()) {
+        if (r.role != ir::RoutineRole::Matmul || r.target != kind) continue;
+        found |= ir::routine_provider(r) == value;
+        names += (names.empty() ? "" : " or ") + std::string(ir::routine_provider(r));
+      }
+      known += (known.empty() ? "" : ", or ") + names + " (" + ir::target_kind_name(kind) + ")";
+    }
+    if (!found)
+      *error = "--gemm takes " + known + ", not '" + value + "'";
     else
       options->gemm = value;
   } else if (arg.size() > 1 && arg[0] == '-') {
@@ -173,12 +185,19 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
   passes::PassContext ctx{diags, prover, options.target};
   ctx.fuse = options.fuse;
   if (!options.gemm.empty()) {
-    ctx.gemm_routine = options.gemm + ".sgemm";
-    if (!options.target.offers(ctx.gemm_routine)) {
+    // The target's matmul routine of that provider (ir/LibraryRoutines.def).
+    std::string offered;
+    for (const ir::LibraryRoutine& r : ir::all_library_routines()) {
+      if (r.role != ir::RoutineRole::Matmul || !options.target.offers(r)) continue;
+      if (ir::routine_provider(r) == options.gemm) ctx.gemm_routine = &r;
+      offered += (offered.empty() ? "" : ", ") + std::string(ir::routine_provider(r));
+    }
+    if (!ctx.gemm_routine) {
+      const ir::LibraryRoutine* preferred =
+          options.target.preferred_routine(ir::RoutineRole::Matmul);
       err << "error: --gemm=" << options.gemm << ": the " << ir::target_kind_name(options.target.kind)
-          << " target has no routine " << ctx.gemm_routine << " (its default is --gemm="
-          << options.target.gemm_routine().substr(0, options.target.gemm_routine().find('.'))
-          << ")\n";
+          << " target has no such matmul routine (it has " << offered << "; its default is --gemm="
+          << (preferred ? ir::routine_provider(*preferred) : "none") << ")\n";
       return std::nullopt;
     }
   }

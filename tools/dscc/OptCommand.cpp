@@ -22,7 +22,6 @@ this is refused with the pass that is missing.
   --passes=PASS,...            the passes to run, in order
   --entry=NAME                 the entry function lower_host compiles (repeatable; default:
                                every fn whose parameters are tensors with known dims)
-  --target=cpu|cuda            the target the passes compile for (default cpu)
   --cpu=NAME, --vector-width=N as for dscc build
 )";
 

@@ -18,6 +18,9 @@ inline std::vector<NumericCase> cases() {
       {"mul_scalar", "fn f(a: f32[N, M]) { return a * 0.125 }", {"N", "M"}},
       {"div", "fn f(a: f32[N], b: f32[N]) { return a / (abs(b) + 0.5) }", {"N"}},
       {"pow", "fn f(a: f32[N], b: f32[N]) { return pow(abs(a) + 0.5, b) }", {"N"}},
+      // Integer pow (CUDA's dsc_ipow): negative exponents, the bases 1 and -1, wrapping.
+      {"pow_i64", "fn f(a: i64[N], b: i64[N]) { return pow(a - 4, b - 3) }", {"N"}, 9},
+      {"pow_i32", "fn f(a: i32[N], b: i32[N]) { return pow(a - 3, b * 5) }", {"N"}, 8},
       {"maximum_minimum", "fn f(a: f32[B, N], b: f32[N]) { return maximum(a, b) + minimum(a, 0.5) }", {"B", "N"}},
       {"int_arith", "fn f(a: i64[N], b: i64[N]) { return a * 3 - b + a / (b + 1) }", {"N"}, 50},
       {"i32_add", "fn f(a: i32[N, M], b: i32[M]) { return a + b }", {"N", "M"}, 100},

@@ -4,12 +4,38 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <thread>
 
+#include "tests/unit/SourceDir.h"
 #include "tests/unit/cpu/HostTestPrograms.h"
 
 namespace dsc::testing {
 namespace {
+
+// The JIT's symbol map (runtime/HostABIFunctions.def) names every function runtime/HostABI.h
+// declares for compiled code, and nothing else.
+TEST(JitTest, SymbolListMatchesHostAbi) {
+  std::ifstream in(source_dir() + "/runtime/HostABI.h");
+  ASSERT_TRUE(in) << source_dir();
+  std::set<std::string> declared;
+  const std::regex declaration(R"((dsc_rt_\w+)\s*[(;)])");
+  for (std::string line; std::getline(in, line);) {
+    const std::string code = line.substr(0, line.find("//"));
+    const size_t first = code.find_first_not_of(' ');
+    if (first != std::string::npos && code[first] == '*') continue; // inside a /* */ comment
+    for (std::sregex_iterator m(code.begin(), code.end(), declaration), end; m != end; ++m)
+      declared.insert((*m)[1]);
+  }
+  std::set<std::string> listed;
+#define DSC_HOST_ABI_FUNCTION(name) listed.insert(#name);
+#include "runtime/HostABIFunctions.def"
+  EXPECT_EQ(declared, listed);
+  EXPECT_GE(listed.size(), 20u);
+}
 
 // out = a @ b^T per batch, b broadcast: a f32[B, m, k], b f32[n, k], out f32[B, m, n].
 ir::HostProgram batched_matmul_program() {

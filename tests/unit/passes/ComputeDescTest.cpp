@@ -133,7 +133,7 @@ fn f(x: f32[B, S, K], w: f32[K, N]) {
 }
 )");
   ASSERT_EQ(desc(0).kind, ComputeDesc::Kind::Library);
-  EXPECT_EQ(desc(0).library.routine, "dsc.sgemm");
+  EXPECT_EQ(desc(0).library.routine, &ir::library_routine(ir::RoutineId::DscSgemm));
   EXPECT_EQ(desc(0).library.args.size(), 2u);
   ASSERT_EQ(prims_.decls.size(), 1u);
   ASSERT_TRUE(prims_.decls[0].ext);

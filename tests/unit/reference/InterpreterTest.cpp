@@ -7,25 +7,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 
 #include "lang/Frontend.h"
 #include "tests/unit/PipelineUtil.h"
+#include "tests/unit/SourceDir.h"
 
 namespace dsc::testing {
 namespace {
 
 using runtime::Tensor;
 using Shape = std::vector<int64_t>;
-
-std::string source_dir() {
-  if (const char* env = std::getenv("DSC_SOURCE_DIR")) return env;
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-}
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;

@@ -5,26 +5,15 @@
 
 #include <string>
 
+#include "runtime/DTypeTable.h"
 #include "runtime/Npy.h"
 #include "runtime/Tensor.h"
 
 namespace dsc::runtime {
 namespace {
 
-struct Row {
-  const char* name;
-  DLDataType type;
-  const char* npy;
-};
-
-constexpr Row kRows[] = {
-#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
-  {name, {dl_code, bits, 1}, npy},
-#include "ir/DTypes.def"
-};
-
 TEST(DTypeTableTest, RuntimeNamesRoundTrip) {
-  for (const Row& row : kRows) {
+  for (const RuntimeDType& row : kRuntimeDTypes) {
     EXPECT_EQ(dtype_name(row.type), row.name);
     DLDataType parsed{};
     ASSERT_TRUE(parse_dtype_name(row.name, &parsed)) << row.name;

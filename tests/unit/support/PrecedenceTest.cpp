@@ -3,23 +3,18 @@
 // %left lines, in order, hold exactly the table's operators level by level.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "support/File.h"
 #include "support/Precedence.h"
+#include "tests/unit/SourceDir.h"
 
 namespace dsc {
 namespace {
 
-// ctest sets DSC_SOURCE_DIR; a binary run by hand falls back on this file's own directory.
-std::string source_dir() {
-  if (const char* root = std::getenv("DSC_SOURCE_DIR"); root && *root) return root;
-  std::string here = __FILE__;
-  return here.substr(0, here.rfind("/tests/unit/"));
-}
+using testing::source_dir;
 
 TEST(PrecedenceTest, BisonDeclarationsMatchTheTable) {
   std::string error;

@@ -4,7 +4,6 @@
 // INPUT is parsed and simplified under Facts holding ASSUMPTIONS (a predicate), and the printed
 // result must equal EXPECTED character for character. EXPECTED must also be a fixed point: it
 // parses and simplifies back to the same text, so every golden form is itself canonical.
-#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -16,18 +15,15 @@
 #include "symbolic/Parser.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
+#include "tests/unit/SourceDir.h"
 
 namespace dsc::symbolic {
 namespace {
 
 constexpr size_t kMinimumCases = 80;
 
-// ctest sets DSC_SOURCE_DIR; a binary run by hand falls back on this file's own directory.
 std::string data_path() {
-  if (const char* root = std::getenv("DSC_SOURCE_DIR"); root && *root)
-    return std::string(root) + "/tests/unit/symbolic/canonical_forms.txt";
-  std::string here = __FILE__;
-  return here.substr(0, here.find_last_of('/') + 1) + "canonical_forms.txt";
+  return testing::source_dir() + "/tests/unit/symbolic/canonical_forms.txt";
 }
 
 std::string_view trim(std::string_view s) {
