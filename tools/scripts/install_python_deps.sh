@@ -4,8 +4,9 @@
 # under a second; nothing is imported, only package metadata is read).
 #
 #   tools/scripts/install_python_deps.sh            # numpy, torch, onnx, onnxruntime
-#   tools/scripts/install_python_deps.sh --tests    # numpy, onnx, onnxruntime, safetensors
-#                                                   # (tests/e2e, tests/importers; no torch)
+#   tools/scripts/install_python_deps.sh --tests    # numpy, torch, onnx, onnxruntime,
+#                                                   # safetensors (tests/e2e, tests/importers,
+#                                                   # importers/zoo: what test.sh runs)
 #   tools/scripts/install_python_deps.sh --numpy-only   # numpy alone (tests/e2e)
 #   tools/scripts/install_python_deps.sh --bench    # the same as no argument (bench/cpu/)
 #   tools/scripts/install_python_deps.sh --print-python   # the interpreter to run them with
@@ -18,12 +19,18 @@
 # numpy: `pip install numpy` (one wheel, 73 MB installed, about 5 s). This is all
 # tests/e2e needs (`--numpy-only`).
 #
+# --tests installs torch too: the torch.export importer's tests and the model zoo's
+# (importers_torch_*, importers_zoo*) build their models with it, and tools/scripts/test.sh
+# fails when a test outside the `gpu` label is skipped. Its time and disk on a fresh machine
+# are in docs/testing.md.
+#
 # onnx, onnxruntime and safetensors (--tests): the ONNX importer (importers/onnx2dsc.py)
 # reads models with onnx and writes weights with safetensors; its tests (tests/importers)
 # compare `dscc run` with ONNX Runtime. Pinned by DSC_ONNX_SPEC (below) and DSC_SAFETENSORS_SPEC
 # (default safetensors==0.8.0, one small wheel); about 60 MB with no torch. On Debian's own
 # interpreter (PEP 668), which has no onnxruntime package, they are skipped with a message,
-# and ctest reports the importer tests as skipped (exit 77), not failed.
+# and ctest reports the importer tests as skipped (exit 77), not failed (test.sh then fails
+# unless DSC_ALLOW_SKIPS=1).
 #
 # torch: the decision, and why.
 #   - PyPI has no CPU-only build of torch for Linux x86_64. The CPU wheels
@@ -71,7 +78,7 @@ safetensors_spec=${DSC_SAFETENSORS_SPEC:-safetensors==0.8.0}
 
 for arg in "$@"; do
   case "$arg" in
-    --tests) want_torch=0 want_onnx=1 want_safetensors=1 ;;
+    --tests) want_torch=1 want_onnx=1 want_safetensors=1 ;;
     --numpy-only) want_torch=0 want_onnx=0 want_safetensors=0 ;;
     --bench | --all) want_numpy=1 want_torch=1 want_onnx=1 ;;
     --torch-from=pypi | --torch-from=debian) torch_from=${arg#--torch-from=} ;;
