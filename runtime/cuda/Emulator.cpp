@@ -389,3 +389,8 @@ std::unique_ptr<Device> make_emulator_device(std::string*) {
 }
 
 } // namespace dsc::runtime::cuda
+
+// What the runtime looks up after loading this library (cuda/Device.cpp).
+extern "C" dsc::runtime::cuda::Device* dsc_cuda_emulator_create(std::string* error) {
+  return dsc::runtime::cuda::make_emulator_device(error).release();
+}

@@ -2,6 +2,11 @@
 // The CUDA block emulator: a Device (Device.h) that runs the CUDA C of a dsc_cuda_module on the
 // CPU, for machines without a GPU (DSC_CUDA_EMULATE=1) and for tests.
 //
+// It is a library of its own, libdsc_cuda_emulator.so, not part of libdsc_runtime.so: the
+// runtime loads it with dlopen when DSC_CUDA_EMULATE=1 (from $DSC_CUDA_EMULATOR, else beside
+// libdsc_runtime.so) and calls its C entry point dsc_cuda_emulator_create; tests of the
+// emulator itself link it.
+//
 // Device memory is host memory, copies are memcpy, cublas.sgemm is dsc_rt_gemm_f32_strided,
 // the cublaslt.sgemm_* routines that and apply_epilogue_loops, and cudnn.conv2d is
 // conv2d_loops (each after its library's plan, so that what the library would refuse fails

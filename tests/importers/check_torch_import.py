@@ -49,10 +49,10 @@ try:
     import torch.nn.functional as F
     from torch.export import Dim, export
 except ImportError as e:
-    print(f"SKIP: {e.name or e} is not installed: run tools/scripts/install_python_deps.sh")
+    print(f"SKIP: {e.name or e} is not installed: run tools/scripts/install_python_deps.sh --tests")
     sys.exit(77)
 if importlib.util.find_spec("safetensors") is None:  # the importer writes weights with it
-    print("SKIP: safetensors is not installed: run tools/scripts/install_python_deps.sh")
+    print("SKIP: safetensors is not installed: run tools/scripts/install_python_deps.sh --tests")
     sys.exit(77)
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -50,7 +50,8 @@ constexpr const char* kUsageOptions =
   -q, --quiet                  no progress lines on stderr
 
 Environment: DSC_CUDA_SYNC=1 waits after every kernel, so that an error names it;
-DSC_CUDA_EMULATE=1 runs CUDA functions on the CPU's block emulator;
+DSC_CUDA_EMULATE=1 runs CUDA functions on the CPU's block emulator (libdsc_cuda_emulator.so
+beside libdsc_runtime.so, or the library DSC_CUDA_EMULATOR names);
 DSC_CUDA_RESIDENT_THREADS=N picks the row kernels' launches as if the device held N threads
 (1: never the wider launch for few rows).
 )";
