@@ -169,7 +169,7 @@ std::string function_label(const dsc_call* call) {
 
 // Whether the call's function runs on the CUDA device (its manifest says "cuda").
 bool on_cuda(const dsc_call* call) {
-  return call->info && call->info->device == "cuda";
+  return call->info && call->info->device == DeviceKind::Cuda;
 }
 
 } // namespace
@@ -189,9 +189,9 @@ int32_t dsc_rt_check_input(dsc_call* call, int32_t index, const DLTensor* tensor
     return call->fail(label + " has an invalid shape (ndim " + std::to_string(tensor->ndim) +
                       (tensor->shape ? "" : ", no shape array") + "); expected " + expected);
   // The function's device (its manifest's), the CPU when the call has no manifest entry.
-  const std::string device = call->info ? call->info->device : "cpu";
-  if (tensor->device.device_type != device_type_named(device)) {
-    std::string upper = device;
+  const DeviceKind device = call->info ? call->info->device : DeviceKind::Cpu;
+  if (tensor->device.device_type != dl_device_type(device)) {
+    std::string upper = device_kind_name(device);
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return call->fail(label + " is on " + device_name(tensor->device) + "; expected a " + upper +
                       " tensor (" + expected + ")");

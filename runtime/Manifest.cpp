@@ -154,9 +154,13 @@ private:
     if (!string(v.at("host_symbol"), where + ".host_symbol", &out->host_symbol)) return false;
     if (!is_c_identifier(out->host_symbol))
       return fail(where + ".host_symbol: '" + out->host_symbol + "' is not a C identifier");
-    if (!string(v.at("device"), where + ".device", &out->device)) return false;
-    if (device_type_named(out->device) < 0)
-      return fail(where + ".device: '" + out->device + "' is not a device (cpu or cuda)");
+    std::string device;
+    if (!string(v.at("device"), where + ".device", &device)) return false;
+    std::optional<DeviceKind> kind = device_kind_named(device);
+    if (!kind)
+      return fail(where + ".device: '" + device + "' is not a device (" + device_kind_names() +
+                  ")");
+    out->device = *kind;
     if (!tensors(v.at("params"), where + ".params", &out->params)) return false;
     if (!tensors(v.at("outputs"), where + ".outputs", &out->outputs)) return false;
     if (!string(v.at("arena_bytes"), where + ".arena_bytes", &out->arena_bytes)) return false;
@@ -189,7 +193,7 @@ std::string to_json(const Manifest& m) {
     ordered_json j;
     j["name"] = f.name;
     j["host_symbol"] = f.host_symbol;
-    j["device"] = f.device;
+    j["device"] = device_kind_name(f.device);
     j["params"] = ordered_json::array();
     for (const TensorInfo& t : f.params)
       j["params"].push_back(tensor_json(t));
@@ -235,12 +239,6 @@ bool from_json(const std::string& text, Manifest* out, std::string* error) {
   if (!Reader(error).manifest(root, &m)) return false;
   *out = std::move(m);
   return true;
-}
-
-int device_type_named(const std::string& device) {
-  if (device == "cpu") return kDLCPU;
-  if (device == "cuda") return kDLCUDA;
-  return -1;
 }
 
 } // namespace dsc::runtime

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/DeviceKind.h"
+
 namespace dsc::runtime {
 
 struct TensorInfo {
@@ -19,7 +21,7 @@ struct TensorInfo {
 struct FunctionInfo {
   std::string name;         // "layer"
   std::string host_symbol;  // the dsc_host_function to call
-  std::string device = "cpu"; // where its inputs and outputs live: "cpu" or "cuda"
+  DeviceKind device = DeviceKind::Cpu; // where its inputs and outputs live
   std::vector<TensorInfo> params;
   std::vector<TensorInfo> outputs;
   std::string arena_bytes;  // symbolic expression (text) over the symbols
@@ -41,14 +43,10 @@ std::string to_json(const Manifest& m);
 // False (with `error` set, naming the place: "functions[0].params[1].dtype: unknown dtype
 // 'f33' ...") when the text is not a valid manifest; `out` is then left alone. Reading is
 // strict: every key above is required and no other is allowed (nor a key twice), version must
-// be 4, the device is "cpu" or "cuda", names, dims and sizes are non-empty strings, dtypes are
+// be 4, the device is one of runtime/DeviceKinds.def ("cpu" or "cuda"), names, dims and sizes are non-empty strings, dtypes are
 // dsc's (dtype_name),
 // host_symbol is a C identifier, and function names and each function's parameter and output
 // names are unique.
 bool from_json(const std::string& text, Manifest* out, std::string* error);
-
-// The DLPack device type of a manifest device name ("cpu" → kDLCPU, "cuda" → kDLCUDA); -1 for
-// any other name.
-int device_type_named(const std::string& device);
 
 } // namespace dsc::runtime

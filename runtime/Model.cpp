@@ -17,7 +17,7 @@ std::string names(const std::vector<TensorInfo>& params) {
 } // namespace
 
 bool check_device(const FunctionInfo& info, std::string* error) {
-  if (info.device != "cuda") return true;
+  if (info.device != DeviceKind::Cuda) return true;
   std::string reason;
   if (cuda::device(&reason)) return true;
   const std::string prefix = "no CUDA device: ";
@@ -45,7 +45,7 @@ CallResult call_host_function(const FunctionInfo& info, dsc_host_function fn,
   call.inputs = inputs.data();
   int32_t status = fn(&call, inputs.data());
   result.arena_bytes = call.arena_bytes;
-  if (info.device == "cuda") {
+  if (info.device == DeviceKind::Cuda) {
     // Also after a failure: the outputs and the arena may not be released while kernels
     // still use them. The host code's own error comes first.
     std::string error;

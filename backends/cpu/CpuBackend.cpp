@@ -3,6 +3,7 @@
 #include <llvm/Support/Error.h>
 
 #include <map>
+#include <optional>
 
 #include "backends/cpu/Jit.h"
 #include "backends/cpu/LlvmFatalErrors.h"
@@ -39,10 +40,26 @@ runtime::TensorInfo tensor_info(std::string name, ir::DType dtype,
   return t;
 }
 
-// Fills in every host program's host_symbol, adds the programs the manifest does not list,
-// and checks that the rest agree with their programs.
-bool complete_manifest(const std::vector<ir::HostProgram>& hosts, const std::string& device,
+// The device a target's compiled functions keep their tensors on: the runtime's device of the
+// target kind's name (runtime/DeviceKinds.def).
+bool manifest_device(const ir::Target& target, runtime::DeviceKind* out, std::string* error) {
+  std::optional<runtime::DeviceKind> kind =
+      runtime::device_kind_named(ir::target_kind_name(target.kind));
+  if (!kind) {
+    set_error(error, std::string("the runtime has no device for target ") +
+                         ir::target_kind_name(target.kind));
+    return false;
+  }
+  *out = *kind;
+  return true;
+}
+
+// Fills in every host program's host_symbol and the target's device, adds the programs the
+// manifest does not list, and checks that the rest agree with their programs.
+bool complete_manifest(const std::vector<ir::HostProgram>& hosts, const ir::Target& target,
                        runtime::Manifest* manifest, std::string* error) {
+  runtime::DeviceKind device;
+  if (!manifest_device(target, &device, error)) return false;
   std::map<std::string, const ir::HostProgram*> by_name;
   for (const ir::HostProgram& h : hosts) {
     if (!by_name.emplace(h.name, &h).second) {
@@ -93,7 +110,7 @@ bool compile(const ir::Module& m, const std::vector<ir::HostProgram>& hosts,
              runtime::Manifest manifest, const ir::Target& options, bool embed_manifest,
              bool optimize, Compilation* out, std::string* error) {
   if (!resolve_target(options, &out->target, error)) return false;
-  if (!complete_manifest(hosts, options.is_gpu() ? "cuda" : "cpu", &manifest, error)) return false;
+  if (!complete_manifest(hosts, options, &manifest, error)) return false;
   out->tm = create_target_machine(out->target, error);
   if (!out->tm) return false;
   const std::string json = embed_manifest ? runtime::to_json(manifest) : std::string();
@@ -127,7 +144,7 @@ runtime::FunctionInfo describe_host_program(const ir::HostProgram& program) {
   runtime::FunctionInfo info;
   info.name = program.name;
   info.host_symbol = host_symbol(program.name);
-  info.device = "cpu"; // the CPU backend's tensors live in host memory
+  // The device is the target's; complete_manifest sets it.
   for (const ir::Buffer& p : program.params)
     info.params.push_back(tensor_info(p.name, p.dtype, p.shape));
   for (size_t k = 0; k < program.outputs.size(); ++k) {
@@ -153,7 +170,7 @@ std::unique_ptr<runtime::Model> jit_compile(const ir::Module& m,
                                             const ir::Target& options, std::string* error) {
   ResolvedTarget target;
   if (!resolve_target(options, &target, error)) return nullptr;
-  if (!complete_manifest(hosts, options.is_gpu() ? "cuda" : "cpu", &manifest, error)) return nullptr;
+  if (!complete_manifest(hosts, options, &manifest, error)) return nullptr;
   std::unique_ptr<runtime::Model> model;
   guard_llvm_fatal_errors(
       compiled_names(hosts),

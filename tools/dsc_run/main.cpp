@@ -182,7 +182,7 @@ int run(const Options& o) {
   std::optional<run_support::AssembledInputs> in =
       run_support::assemble_inputs(*fn, o.inputs, &error);
   if (!in) return bad(error);
-  const bool on_cuda = fn->device == "cuda";
+  const bool on_cuda = fn->device == runtime::DeviceKind::Cuda;
   if (!run_support::place_inputs(*fn, &*in, &error)) return bad(error);
   ConstantWeights constants;
   for (size_t i = 0; i < in->tensors.size() && o.constant_weights && !on_cuda; ++i) {

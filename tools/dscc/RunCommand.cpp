@@ -167,7 +167,7 @@ int run_run(const Args& args) {
   if (!in) return bad(error);
   // A CUDA function's inputs go to the GPU once; the timed calls include only the call,
   // which waits for the GPU before it returns.
-  const bool on_cuda = fn->device == "cuda";
+  const bool on_cuda = fn->device == runtime::DeviceKind::Cuda;
   if (!run_support::place_inputs(*fn, &*in, &error)) return bad(error);
   // The weights stay as they are for the whole command: declared constant, each is packed for
   // the GEMM once, on first use (dsc_declare_constant), unless --no-constant-weights.

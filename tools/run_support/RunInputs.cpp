@@ -293,7 +293,7 @@ std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
 }
 
 bool place_inputs(const runtime::FunctionInfo& fn, AssembledInputs* inputs, std::string* error) {
-  if (fn.device != "cuda") return true;
+  if (fn.device != runtime::DeviceKind::Cuda) return true;
   if (!runtime::check_device(fn, error)) return false;
   for (size_t i = 0; i < inputs->tensors.size(); ++i) {
     runtime::Tensor& t = inputs->tensors[i];

@@ -420,7 +420,7 @@ FunctionInfo scale_info() {
   FunctionInfo f;
   f.name = "layer";
   f.host_symbol = "host_scale2";
-  f.device = "cuda";
+  f.device = DeviceKind::Cuda;
   f.params = {TensorInfo{"x", "f32", {"N"}}};
   f.outputs = {TensorInfo{"output0", "f32", {"N"}}};
   f.arena_bytes = "N*4";

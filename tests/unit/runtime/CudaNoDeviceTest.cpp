@@ -33,7 +33,7 @@ FunctionInfo cuda_function() {
   FunctionInfo f;
   f.name = "layer";
   f.host_symbol = "layer_host";
-  f.device = "cuda";
+  f.device = DeviceKind::Cuda;
   f.params = {TensorInfo{"x", "f32", {"N"}}};
   f.outputs = {TensorInfo{"output0", "f32", {"N"}}};
   f.arena_bytes = "N*4";
@@ -77,7 +77,7 @@ TEST(CudaNoDevice, CallingACudaFunctionFailsBeforeItsHostCode) {
   EXPECT_FALSE(check_device(info, &error));
   EXPECT_EQ(error, r.error);
   // A CPU function needs no device.
-  info.device = "cpu";
+  info.device = DeviceKind::Cpu;
   EXPECT_TRUE(check_device(info, &error));
 }
 

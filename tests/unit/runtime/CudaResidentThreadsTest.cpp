@@ -27,7 +27,7 @@ FunctionInfo cuda_function() {
   FunctionInfo f;
   f.name = "rows";
   f.host_symbol = "rows_host";
-  f.device = "cuda";
+  f.device = DeviceKind::Cuda;
   return f;
 }
 

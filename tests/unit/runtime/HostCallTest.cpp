@@ -96,7 +96,7 @@ TEST(HostCall, CheckInputMessages) {
             "input 'mask' is on cuda:1; expected a CPU tensor (f32[B, S])");
   // The device is the function's (its manifest's), not an assumption of the runtime.
   FunctionInfo on_gpu = info;
-  on_gpu.device = "cuda";
+  on_gpu.device = DeviceKind::Cuda;
   EXPECT_EQ(check(on_gpu, 1, &gpu.t, dl_float(32), 2),
             "input 'mask' is on cuda:1; dsc runs on CUDA device 0 (cuda:0) only");
   gpu.t.device = DLDevice{kDLCUDA, 0};

@@ -1,0 +1,51 @@
+#include "runtime/DeviceKind.h"
+
+#include <string>
+
+namespace dsc::runtime {
+
+namespace {
+
+struct Row {
+  DeviceKind kind;
+  const char* name;
+  DLDeviceType dl;
+};
+
+constexpr Row kRows[] = {
+#define DSC_DEVICE_KIND(Enum, name, dl_device_type) {DeviceKind::Enum, name, dl_device_type},
+#include "runtime/DeviceKinds.def"
+};
+
+const Row& row(DeviceKind kind) {
+  return kRows[static_cast<size_t>(kind)];
+}
+
+} // namespace
+
+const char* device_kind_name(DeviceKind kind) {
+  return row(kind).name;
+}
+
+std::optional<DeviceKind> device_kind_named(std::string_view name) {
+  for (const Row& r : kRows)
+    if (name == r.name) return r.kind;
+  return std::nullopt;
+}
+
+const char* device_kind_names() {
+  static const std::string names = [] {
+    std::string s;
+    const size_t n = sizeof(kRows) / sizeof(kRows[0]);
+    for (size_t i = 0; i < n; ++i)
+      s += std::string(i == 0 ? "" : i + 1 == n ? " or " : ", ") + kRows[i].name;
+    return s;
+  }();
+  return names.c_str();
+}
+
+DLDeviceType dl_device_type(DeviceKind kind) {
+  return row(kind).dl;
+}
+
+} // namespace dsc::runtime

@@ -1,0 +1,26 @@
+#pragma once
+// The device a built function's inputs, outputs and intermediates live on
+// (runtime/DeviceKinds.def): parsed once from the manifest, then compared as an enum.
+
+#include <dlpack/dlpack.h>
+
+#include <optional>
+#include <string_view>
+
+namespace dsc::runtime {
+
+enum class DeviceKind : unsigned char {
+#define DSC_DEVICE_KIND(Enum, name, dl_device_type) Enum,
+#include "runtime/DeviceKinds.def"
+};
+
+// "cpu", "cuda": the manifest's spelling.
+const char* device_kind_name(DeviceKind kind);
+// The device a manifest names, or nullopt for a name that is none.
+std::optional<DeviceKind> device_kind_named(std::string_view name);
+// "cpu or cuda": for messages.
+const char* device_kind_names();
+// The DLPack device type of tensors on it (kDLCPU, kDLCUDA).
+DLDeviceType dl_device_type(DeviceKind kind);
+
+} // namespace dsc::runtime
