@@ -41,11 +41,11 @@ std::string describe(const ir::HostBuffer& b, int id) {
   return "buffer %" + std::to_string(id) + " (" + b.name + ")";
 }
 
-class HostEmitter {
+class HostEmitter final : public HostBuilder {
 public:
   HostEmitter(llvm::Module& out, const ir::Module& m, const ir::HostProgram& p,
-              const KernelLookup& kernel, const GpuLaunches* gpu)
-      : out_(out), m_(m), p_(p), kernel_(kernel), gpu_(gpu), ctx_(out.getContext()), b_(ctx_),
+              const HostDevice& device)
+      : out_(out), m_(m), p_(p), device_(device), ctx_(out.getContext()), b_(ctx_),
         ptr_(llvm::PointerType::getUnqual(ctx_)), i32_(b_.getInt32Ty()), i64_(b_.getInt64Ty()) {}
 
   llvm::Function* emit(std::string* error) {
@@ -83,16 +83,24 @@ public:
     return fn_;
   }
 
-private:
-  void fail(const std::string& message) {
+  // HostBuilder, for the device's steps.
+  llvm::IRBuilder<>& ir() override { return b_; }
+  llvm::Module& module() override { return out_; }
+  llvm::Value* call() override { return call_; }
+  void check_status(llvm::Value* status, const std::string& label) override {
+    guard(
+        b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, label);
+  }
+  void bind(const std::string& symbol, llvm::Value* value) override { symbols_[symbol] = value; }
+  void unbind(const std::string& symbol) override { symbols_.erase(symbol); }
+
+  void fail(const std::string& message) override {
     if (error_.empty()) error_ = "host program '" + p_.name + "': " + message;
   }
-  bool ok() const { return error_.empty(); }
-
-  llvm::ConstantInt* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
+  bool ok() const override { return error_.empty(); }
 
   llvm::FunctionCallee runtime(const char* name, llvm::Type* result,
-                               llvm::ArrayRef<llvm::Type*> params) {
+                               llvm::ArrayRef<llvm::Type*> params) override {
     llvm::FunctionCallee f =
         out_.getOrInsertFunction(name, llvm::FunctionType::get(result, params, false));
     if (auto* decl = llvm::dyn_cast<llvm::Function>(f.getCallee()))
@@ -100,13 +108,16 @@ private:
     return f;
   }
 
+private:
+  llvm::ConstantInt* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
+
   // A stack array in the entry block (at least one element, so it is never zero-sized).
-  llvm::Value* stack_array(llvm::Type* element, size_t n, const std::string& name) {
+  llvm::Value* stack_array(llvm::Type* element, size_t n, const std::string& name) override {
     llvm::IRBuilder<> entry(entry_);
     return entry.CreateAlloca(llvm::ArrayType::get(element, std::max<size_t>(n, 1)), nullptr, name);
   }
 
-  llvm::Constant* string_constant(const std::string& s) {
+  llvm::Constant* string_constant(const std::string& s) override {
     auto it = strings_.find(s);
     if (it != strings_.end()) return it->second;
     llvm::Constant* g = b_.CreateGlobalString(s, ".str", 0, &out_);
@@ -135,7 +146,7 @@ private:
   }
 
 
-  llvm::Value* eval(const symbolic::Expr& e, const std::string& what) {
+  llvm::Value* eval(const symbolic::Expr& e, const std::string& what) override {
     if (!e.defined()) {
       fail(what + " has no value");
       return b_.getInt64(0);
@@ -482,18 +493,10 @@ private:
     }
   }
 
-  // The value of a scalar buffer of `bytes` bytes (1, 4 or 8) as an integer of that width: a
-  // load on the CPU; on the GPU a copy to the host (dsc_rt_cuda_read, which waits for the
-  // call's stream) first.
+  // The value of a scalar buffer of `bytes` bytes (1, 4 or 8) as an integer of that width,
+  // read to the host by the device.
   llvm::Value* read_scalar(int id, unsigned bytes, const std::string& what) {
-    llvm::Type* type = b_.getIntNTy(bytes * 8);
-    if (!gpu_) return b_.CreateLoad(type, pointer(id), what);
-    llvm::Value* slot = stack_array(type, 1, what + ".host");
-    llvm::FunctionCallee read = runtime("dsc_rt_cuda_read", i32_, {ptr_, ptr_, ptr_, i64_});
-    llvm::Value* status = b_.CreateCall(read, {call_, slot, pointer(id), b_.getInt64(bytes)});
-    guard(
-        b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "read");
-    return b_.CreateLoad(type, slot, what);
+    return device_.read_scalar(*this, pointer(id), bytes, what);
   }
 
   void emit_if(const ir::HostStep& s) {
@@ -647,75 +650,14 @@ private:
       b_.CreateStore(eval(s.ints[j], "symbol " + symbols[j] + " of " + what),
                      b_.CreateConstInBoundsGEP1_64(i64_, ints, j));
     if (!ok()) return;
-    if (gpu_) {
-      emit_kernel_launch(s, symbols, buffers, signature.size(), ints, what);
-      return;
-    }
-    llvm::Function* kernel = kernel_function(s.callee);
-    if (!kernel) {
-      fail(what + ": it has no compiled kernel");
-      return;
-    }
-    b_.CreateCall(llvm::FunctionCallee(kernel->getFunctionType(), kernel), {buffers, ints});
-  }
-
-  // The compiled kernel of prim `name` (declared here, defined by the kernels' module), or null.
-  llvm::Function* kernel_function(const std::string& name) {
-    const std::string symbol = kernel_(name);
-    llvm::FunctionType* kernel_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr_, ptr_}, false);
-    llvm::Function* kernel = symbol.empty() ? nullptr : out_.getFunction(symbol);
-    if (!kernel && !symbol.empty())
-      kernel = llvm::Function::Create(kernel_type, llvm::Function::ExternalLinkage, symbol, out_);
-    return kernel && kernel->getFunctionType() == kernel_type ? kernel : nullptr;
-  }
-
-  // dsc_rt_cuda_launch(call, module, kernel, grid, block, 0, buffers, n, symbols, n), its grid
-  // and block (x and y) evaluated from the step's symbol values; a failure returns 1.
-  void emit_kernel_launch(const ir::HostStep& s, const std::vector<std::string>& symbols,
-                          llvm::Value* buffers, size_t num_buffers, llvm::Value* ints,
-                          const std::string& what) {
-    auto it = gpu_->launches->find(s.callee);
-    if (it == gpu_->launches->end()) {
-      fail(what + ": it has no compiled GPU kernel");
-      return;
-    }
-    std::map<std::string, symbolic::Expr> values;
-    for (size_t j = 0; j < symbols.size(); ++j) values[symbols[j]] = s.ints[j];
-    const bool asks_device = [&] {
-      for (const symbolic::Expr* e : {&it->second.grid_x, &it->second.block_x, &it->second.block_y})
-        if (symbolic::free_symbols(*e).count(cuda::kResidentThreadsSymbol)) return true;
-      return false;
-    }();
-    if (asks_device) {
-      llvm::Value* slot = stack_array(i64_, 1, "resident_threads");
-      llvm::FunctionCallee resident = runtime("dsc_rt_cuda_resident_threads", i32_, {ptr_, ptr_});
-      llvm::Value* status = b_.CreateCall(resident, {call_, slot});
-      guard(
-          b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "resident threads");
-      symbols_[cuda::kResidentThreadsSymbol] = b_.CreateLoad(i64_, slot);
-    }
-    llvm::Value* grid = eval(ir::substitute(it->second.grid_x, values), "the grid of " + what);
-    llvm::Value* block = eval(ir::substitute(it->second.block_x, values), "the block of " + what);
-    llvm::Value* block_rows = eval(ir::substitute(it->second.block_y, values), "the block of " + what);
-    symbols_.erase(cuda::kResidentThreadsSymbol);
-    if (!ok()) return;
-    llvm::FunctionCallee launch = runtime(
-        "dsc_rt_cuda_launch", i32_,
-        {ptr_, ptr_, ptr_, i64_, i64_, i64_, i64_, i64_, i64_, i64_, ptr_, i32_, ptr_, i32_});
-    llvm::Value* one = b_.getInt64(1);
-    llvm::Value* status = b_.CreateCall(
-        launch, {call_, gpu_->module, string_constant(it->second.kernel), grid, one, one, block,
-                 block_rows, one, b_.getInt64(0), buffers, i32(static_cast<int64_t>(num_buffers)), ints,
-                 i32(static_cast<int64_t>(symbols.size()))});
-    guard(
-        b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "launch");
+    device_.run_kernel(*this, KernelCall{&s, symbols, buffers, signature.size(), ints, what});
   }
 
   // runtime_function(buffer pointers..., int64 scalars...), as ir/LibraryRoutines.def says.
   void emit_library_call(const ir::HostStep& s) {
     const std::string what = "the call of library routine '" + s.callee + "'";
     const ir::LibraryRoutine* routine = ir::find_library_routine(s.callee);
-    const ir::TargetKind device = gpu_ ? ir::TargetKind::Cuda : ir::TargetKind::Cpu;
+    const ir::TargetKind device = device_.kind();
     if (!routine || routine->target != device) {
       fail(what + ": the " + ir::target_kind_name(device) + " target has no such routine");
       return;
@@ -739,10 +681,6 @@ private:
     }
     std::vector<llvm::Type*> types;
     std::vector<llvm::Value*> args;
-    if (gpu_) { // CUDA routines take the call first and return a status
-      types.push_back(ptr_);
-      args.push_back(call_);
-    }
     for (int id : s.buffers) {
       args.push_back(pointer(id));
       types.push_back(ptr_);
@@ -752,13 +690,7 @@ private:
       types.push_back(i64_);
     }
     if (!ok()) return;
-    if (!gpu_) {
-      b_.CreateCall(runtime(routine->runtime_function, b_.getVoidTy(), types), args);
-      return;
-    }
-    llvm::Value* status = b_.CreateCall(runtime(routine->runtime_function, i32_, types), args);
-    guard(
-        b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "library");
+    device_.call_routine(*this, *routine, std::move(args), std::move(types));
   }
 
   // epilogue_function(operand and result pointers, the routine's scalars, then the epilogue:
@@ -768,8 +700,9 @@ private:
   void emit_library_call_with_epilogue(const ir::HostStep& s, const ir::LibraryRoutine& routine,
                                        const std::string& what) {
     Ref<ir::PrimFunc> prim = m_.prim(s.epilogue);
-    if (gpu_ || !routine.epilogue_function || !prim) {
-      fail(what + ": its epilogue '" + s.epilogue + "' has no CPU kernel to run");
+    llvm::Function* kernel = device_.epilogue_kernel(*this, s.epilogue);
+    if (!routine.epilogue_function || !prim || !kernel) {
+      fail(what + ": its epilogue '" + s.epilogue + "' has no compiled kernel to run");
       return;
     }
     const size_t inputs = prim->inputs.size();
@@ -819,11 +752,6 @@ private:
     for (size_t j = 0; j < symbols.size(); ++j)
       b_.CreateStore(eval(s.epilogue_ints[j], "symbol " + symbols[j] + " of " + what),
                      b_.CreateConstInBoundsGEP1_64(i64_, ints, j));
-    llvm::Function* kernel = kernel_function(s.epilogue);
-    if (!kernel) {
-      fail(what + ": its epilogue '" + s.epilogue + "' has no compiled kernel");
-      return;
-    }
     // The operands, then the result.
     std::vector<llvm::Value*> args;
     for (int j = 0; j < routine.operands(); ++j) args.push_back(pointer(s.buffers[j]));
@@ -851,23 +779,13 @@ private:
     for (const symbolic::Expr& d : dst.shape)
       bytes = b_.CreateMul(bytes, eval(d, "a dim of " + describe(dst, s.buffers[1])));
     if (!ok()) return;
-    if (gpu_) {
-      llvm::FunctionCallee copy = runtime("dsc_rt_cuda_copy", i32_, {ptr_, ptr_, ptr_, i64_});
-      llvm::Value* status =
-          b_.CreateCall(copy, {call_, pointer(s.buffers[1]), pointer(s.buffers[0]), bytes});
-      guard(
-          b_.CreateICmpEQ(status, i32(0)), [this] { return i32(1); }, "copy");
-      return;
-    }
-    b_.CreateMemCpy(pointer(s.buffers[1]), llvm::MaybeAlign(1), pointer(s.buffers[0]),
-                    llvm::MaybeAlign(1), bytes);
+    device_.copy(*this, pointer(s.buffers[1]), pointer(s.buffers[0]), bytes);
   }
 
   llvm::Module& out_;
   const ir::Module& m_;
   const ir::HostProgram& p_;
-  const KernelLookup& kernel_;
-  const GpuLaunches* gpu_;
+  const HostDevice& device_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
   llvm::PointerType* ptr_;
@@ -894,9 +812,9 @@ private:
 } // namespace
 
 llvm::Function* emit_host_function(llvm::Module& out, const ir::Module& m,
-                                   const ir::HostProgram& program, const KernelLookup& kernel,
-                                   std::string* error, const GpuLaunches* gpu) {
-  return HostEmitter(out, m, program, kernel, gpu).emit(error);
+                                   const ir::HostProgram& program, const HostDevice& device,
+                                   std::string* error) {
+  return HostEmitter(out, m, program, device).emit(error);
 }
 
 } // namespace dsc::cpu

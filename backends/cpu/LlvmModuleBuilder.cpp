@@ -15,10 +15,8 @@
 #include <set>
 
 #include "backends/cpu/CpuBackend.h"
-#include "backends/cpu/CpuKernel.h"
 #include "backends/cpu/HostCodegen.h"
 #include "backends/cpu/TargetSelection.h"
-#include "backends/cuda/DeviceCode.h"
 #include "backends/llvm/KernelCodegen.h"
 
 namespace dsc::cpu {
@@ -27,80 +25,6 @@ namespace {
 
 void set_error(std::string* error, const std::string& message) {
   if (error) *error = message;
-}
-
-// Kernels of every prim of `m`: their symbols, by prim name.
-bool emit_kernels(const ir::Module& m, llvm::Module& out, int index_bits,
-                  std::map<std::string, std::string>* kernels, std::string* error) {
-  for (const ir::Module::Decl& decl : m.decls) {
-    if (!decl.prim) continue;
-    const std::string& name = decl.prim->name;
-    const std::string symbol = kernel_symbol(name);
-    if (out.getNamedValue(symbol)) {
-      set_error(error, "prim '" + name + "': its kernel symbol " + symbol +
-                           " is taken (by another prim whose name differs only in punctuation)");
-      return false;
-    }
-    llvm::Function* kernel = nullptr;
-    try {
-      kernel = emit_cpu_kernel(out, *decl.prim, symbol, index_bits);
-    } catch (const std::exception& e) {
-      set_error(error, "prim '" + name + "': " + e.what());
-      return false;
-    }
-    if (!kernel) {
-      set_error(error, "prim '" + name + "': the CPU backend could not compile it");
-      return false;
-    }
-    std::string problems = llvmgen::verify_kernel(*kernel);
-    if (!problems.empty()) {
-      set_error(error, "prim '" + name +
-                           "': the generated LLVM IR is invalid (LLVM verifier): " + problems);
-      return false;
-    }
-    kernels->emplace(name, symbol);
-  }
-  return true;
-}
-
-// The module's CUDA kernels as runtime/HostABI.h's dsc_cuda_module (internal; the runtime
-// fills in `loaded`): its images, its source and its name.
-llvm::GlobalVariable* emit_cuda_module(llvm::Module& out, const cuda::DeviceCode& code,
-                                       const std::string& name) {
-  llvm::LLVMContext& ctx = out.getContext();
-  llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
-  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
-  llvm::PointerType* ptr = llvm::PointerType::getUnqual(ctx);
-  auto bytes = [&](const std::string& data, bool terminate, const std::string& symbol) {
-    llvm::Constant* init = llvm::ConstantDataArray::getString(ctx, data, terminate);
-    auto* g = new llvm::GlobalVariable(out, init->getType(), true, llvm::GlobalValue::InternalLinkage,
-                                       init, symbol);
-    g->setAlignment(llvm::Align(64));
-    return g;
-  };
-  llvm::StructType* image_type = llvm::StructType::get(ctx, {i32, i32, ptr, i64});
-  std::vector<llvm::Constant*> images;
-  for (size_t k = 0; k < code.images.size(); ++k) {
-    const cuda::DeviceImage& image = code.images[k];
-    llvm::GlobalVariable* data =
-        bytes(image.data, image.is_ptx, "dsc_cuda_image." + std::to_string(k));
-    const uint64_t size = image.data.size() + (image.is_ptx ? 1 : 0);
-    images.push_back(llvm::ConstantStruct::get(
-        image_type, {llvm::ConstantInt::get(i32, static_cast<uint64_t>(image.arch)),
-                     llvm::ConstantInt::get(i32, image.is_ptx ? 1 : 0), data,
-                     llvm::ConstantInt::get(i64, size)}));
-  }
-  llvm::ArrayType* images_type = llvm::ArrayType::get(image_type, images.size());
-  auto* table = new llvm::GlobalVariable(out, images_type, true, llvm::GlobalValue::InternalLinkage,
-                                         llvm::ConstantArray::get(images_type, images),
-                                         "dsc_cuda_images");
-  llvm::StructType* module_type = llvm::StructType::get(ctx, {ptr, i32, ptr, ptr, ptr});
-  llvm::Constant* init = llvm::ConstantStruct::get(
-      module_type, {bytes(name, true, "dsc_cuda_module.name"),
-                    llvm::ConstantInt::get(i32, images.size()), table,
-                    bytes(code.source, true, "dsc_cuda_source"), llvm::ConstantPointerNull::get(ptr)});
-  return new llvm::GlobalVariable(out, module_type, false, llvm::GlobalValue::InternalLinkage, init,
-                                  "dsc_cuda_module");
 }
 
 } // namespace
@@ -122,27 +46,16 @@ bool build_llvm_module(const ir::Module& m, const std::vector<ir::HostProgram>& 
   module->setTargetTriple(tm.getTargetTriple().str());
   module->setDataLayout(tm.createDataLayout());
 
-  std::map<std::string, std::string> kernels;
-  std::optional<cuda::DeviceCode> device;
-  GpuLaunches gpu;
-  if (target.gpu) {
-    std::string name;
-    for (const ir::HostProgram& host : hosts) name += (name.empty() ? "" : ",") + host.name;
-    device = cuda::compile_device_code(m, *target.gpu, name.empty() ? "dsc" : name, error);
-    if (!device) return false;
-    gpu.module = emit_cuda_module(*module, *device, name);
-    gpu.launches = &device->launches;
-  } else if (!emit_kernels(m, *module, target.index_bits, &kernels, error)) {
-    return false;
-  }
+  // The device's code for the prims (HostDevice.h), then the host functions that run it.
+  std::unique_ptr<HostDevice> device = make_host_device(target.device, error);
+  if (!device) return false;
+  std::string name;
+  for (const ir::HostProgram& host : hosts) name += (name.empty() ? "" : ",") + host.name;
+  if (!device->begin_module(*module, m, name.empty() ? "dsc" : name, error)) return false;
 
   std::set<std::string> exported;
-  KernelLookup lookup = [&kernels](const std::string& prim) -> std::string {
-    auto it = kernels.find(prim);
-    return it == kernels.end() ? std::string() : it->second;
-  };
   for (const ir::HostProgram& host : hosts) {
-    llvm::Function* f = emit_host_function(*module, m, host, lookup, error, target.gpu ? &gpu : nullptr);
+    llvm::Function* f = emit_host_function(*module, m, host, *device, error);
     if (!f) return false;
     exported.insert(f->getName().str());
   }

@@ -53,12 +53,12 @@ void initialize_native_target() {
 
 bool resolve_target(const ir::Target& options, ResolvedTarget* out, std::string* error) {
   initialize_native_target();
-  if (options.kind == ir::TargetKind::Cuda) {
-    // The host code runs on this machine's CPU; the kernels are the CUDA backend's.
+  if (options.kind != ir::TargetKind::Cpu) {
+    // The host code runs on this machine's CPU; the kernels are the device's (HostDevice.h).
     ir::Target host = ir::cpu_target();
     host.opt_level = options.opt_level;
     if (!resolve_target(host, out, error)) return false;
-    out->gpu = options;
+    out->device = options;
     return true;
   }
   if (options.opt_level < 0 || options.opt_level > 3) {
@@ -75,6 +75,7 @@ bool resolve_target(const ir::Target& options, ResolvedTarget* out, std::string*
     return false;
   }
   ResolvedTarget t;
+  t.device = options;
   t.vector_width = width;
   t.index_bits = options.index_bits;
   t.triple = llvm::sys::getProcessTriple();

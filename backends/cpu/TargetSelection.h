@@ -25,9 +25,9 @@ struct ResolvedTarget {
   int vector_width = 0;
   int index_bits = 64;  // of kernels' index arithmetic (CpuKernel.h)
   llvm::CodeGenOptLevel codegen_level = llvm::CodeGenOptLevel::Aggressive;
-  // Set when compiling for CUDA: the host code is for the CPU above, and the prims become
-  // CUDA kernels for gpu->sm_archs (backends/cuda/DeviceCode.h) that the host launches.
-  std::optional<ir::Target> gpu;
+  // The target whose device runs the prims (HostDevice.h): the CPU target itself, or another
+  // (CUDA), whose host code is for the CPU above.
+  ir::Target device;
 };
 
 // Registers the native target with LLVM (once per process; thread-safe).

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "backends/cuda/CudaHostDevice.h"
 #include "tools/dscc/Command.h"
 
 namespace {
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   dsc::dscc::Args args(argv + 2, argv + argc);
+  // The backends dscc compiles for besides the CPU.
+  dsc::cuda::register_cuda_host_device();
   if (command == "prove") return dsc::dscc::run_prove(args);
   if (command == "check") return dsc::dscc::run_check(args);
   if (command == "repl") return dsc::dscc::run_repl(args);

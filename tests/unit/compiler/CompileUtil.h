@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/CpuBackend.h"
+#include "backends/cuda/CudaHostDevice.h"
 #include "backends/reference/Interpreter.h"
 #include "backends/reference/Value.h"
 #include "lang/Frontend.h"
@@ -73,6 +74,7 @@ inline CompiledProgram compile_program(const std::string& text, const std::strin
   runtime::Manifest manifest;
   manifest.functions.push_back(cpu::describe_host_program(out.host));
   std::string error;
+  cuda::register_cuda_host_device();
   out.model = cpu::jit_compile(c.module, c.hosts, manifest, ctx.target, &error);
   if (!out.model) out.errors = "jit: " + error;
   return out;
