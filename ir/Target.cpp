@@ -6,8 +6,15 @@ namespace dsc::ir {
 
 namespace {
 
-constexpr unsigned kCpu = 1u << static_cast<unsigned>(TargetKind::Cpu);
-constexpr unsigned kCuda = 1u << static_cast<unsigned>(TargetKind::Cuda);
+// kCpu, kCuda: a kind's bit in ir/ForKinds.def's `targets` column.
+#define DSC_TARGET_KIND(Enum, name, dl_device)                                                     \
+  constexpr unsigned k##Enum = 1u << static_cast<unsigned>(TargetKind::Enum);
+#include "ir/TargetKinds.def"
+
+constexpr const char* kTargetKindNames[] = {
+#define DSC_TARGET_KIND(Enum, name, dl_device) name,
+#include "ir/TargetKinds.def"
+};
 
 unsigned loop_targets(ForKind kind) {
   switch (kind) {
@@ -22,7 +29,30 @@ unsigned loop_targets(ForKind kind) {
 } // namespace
 
 const char* target_kind_name(TargetKind kind) {
-  return kind == TargetKind::Cuda ? "cuda" : "cpu";
+  return kTargetKindNames[static_cast<size_t>(kind)];
+}
+
+const std::vector<TargetKind>& all_target_kinds() {
+  static const std::vector<TargetKind> kinds = {
+#define DSC_TARGET_KIND(Enum, name, dl_device) TargetKind::Enum,
+#include "ir/TargetKinds.def"
+  };
+  return kinds;
+}
+
+std::optional<TargetKind> target_kind_named(std::string_view name) {
+  for (TargetKind kind : all_target_kinds())
+    if (name == target_kind_name(kind)) return kind;
+  return std::nullopt;
+}
+
+std::string target_kind_names() {
+  std::string s;
+  const std::vector<TargetKind>& kinds = all_target_kinds();
+  for (size_t i = 0; i < kinds.size(); ++i)
+    s += std::string(i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") +
+         target_kind_name(kinds[i]);
+  return s;
 }
 
 bool Target::runs(ForKind loop) const {
@@ -64,6 +94,16 @@ Target cuda_target() {
   t.cpu.clear();
   t.sm_archs = {80, 90};
   return t;
+}
+
+Target default_target(TargetKind kind) {
+  switch (kind) {
+  case TargetKind::Cpu:
+    return cpu_target();
+  case TargetKind::Cuda:
+    return cuda_target();
+  }
+  return cpu_target();
 }
 
 } // namespace dsc::ir

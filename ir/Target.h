@@ -10,6 +10,7 @@
 // Library routines are listed once, in ir/LibraryRoutines.def (ir/LibraryRoutine.h).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,9 +22,18 @@ namespace dsc::ir {
 struct LibraryRoutine;
 enum class RoutineRole : uint8_t;
 
-enum class TargetKind : uint8_t { Cpu, Cuda };
+// The kinds of target (ir/TargetKinds.def).
+enum class TargetKind : uint8_t {
+#define DSC_TARGET_KIND(Enum, name, dl_device) Enum,
+#include "ir/TargetKinds.def"
+};
 
 const char* target_kind_name(TargetKind kind); // "cpu", "cuda"
+// The kind spelled `name`, or nullopt.
+std::optional<TargetKind> target_kind_named(std::string_view name);
+// Every kind, in table order, and their names for messages ("cpu or cuda").
+const std::vector<TargetKind>& all_target_kinds();
+std::string target_kind_names();
 
 struct Target {
   TargetKind kind = TargetKind::Cpu;
@@ -60,8 +70,10 @@ struct Target {
 // (passes/GpuSchedule.h), and the CUDA C emitter declares it as each kernel's launch bound.
 constexpr int64_t kGpuThreadsPerBlock = 256;
 
-// The defaults of `dscc build`: this machine's CPU, or CUDA for sm_80 and sm_90.
+// The defaults of `dscc build`: this machine's CPU, or CUDA for sm_80 and sm_90; and the
+// default of any kind (`--target=NAME`).
 Target cpu_target();
 Target cuda_target();
+Target default_target(TargetKind kind);
 
 } // namespace dsc::ir

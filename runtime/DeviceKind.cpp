@@ -13,8 +13,8 @@ struct Row {
 };
 
 constexpr Row kRows[] = {
-#define DSC_DEVICE_KIND(Enum, name, dl_device_type) {DeviceKind::Enum, name, dl_device_type},
-#include "runtime/DeviceKinds.def"
+#define DSC_TARGET_KIND(Enum, name, dl_device) {DeviceKind::Enum, name, dl_device},
+#include "ir/TargetKinds.def"
 };
 
 const Row& row(DeviceKind kind) {

@@ -1,6 +1,7 @@
 #pragma once
-// The device a built function's inputs, outputs and intermediates live on
-// (runtime/DeviceKinds.def): parsed once from the manifest, then compared as an enum.
+// The device a built function's inputs, outputs and intermediates live on: one per target kind
+// (ir/TargetKinds.def, which the runtime expands without linking the compiler), parsed once
+// from the manifest, then compared as an enum.
 
 #include <dlpack/dlpack.h>
 
@@ -10,8 +11,8 @@
 namespace dsc::runtime {
 
 enum class DeviceKind : unsigned char {
-#define DSC_DEVICE_KIND(Enum, name, dl_device_type) Enum,
-#include "runtime/DeviceKinds.def"
+#define DSC_TARGET_KIND(Enum, name, dl_device) Enum,
+#include "ir/TargetKinds.def"
 };
 
 // "cpu", "cuda": the manifest's spelling.

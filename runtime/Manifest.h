@@ -43,7 +43,7 @@ std::string to_json(const Manifest& m);
 // False (with `error` set, naming the place: "functions[0].params[1].dtype: unknown dtype
 // 'f33' ...") when the text is not a valid manifest; `out` is then left alone. Reading is
 // strict: every key above is required and no other is allowed (nor a key twice), version must
-// be 4, the device is one of runtime/DeviceKinds.def ("cpu" or "cuda"), names, dims and sizes are non-empty strings, dtypes are
+// be 4, the device is a target kind of ir/TargetKinds.def ("cpu" or "cuda"), names, dims and sizes are non-empty strings, dtypes are
 // dsc's (dtype_name),
 // host_symbol is a C identifier, and function names and each function's parameter and output
 // names are unique.

@@ -41,7 +41,7 @@ runtime::TensorInfo tensor_info(std::string name, ir::DType dtype,
 }
 
 // The device a target's compiled functions keep their tensors on: the runtime's device of the
-// target kind's name (runtime/DeviceKinds.def).
+// target kind (ir/TargetKinds.def names both).
 bool manifest_device(const ir::Target& target, runtime::DeviceKind* out, std::string* error) {
   std::optional<runtime::DeviceKind> kind =
       runtime::device_kind_named(ir::target_kind_name(target.kind));

@@ -58,15 +58,13 @@ OptionResult parse_instrumentation_option(const std::string& arg, CompileOptions
 
 OptionResult parse_target_option(const std::string& arg, ir::Target* target, std::string* error) {
   if (arg.rfind("--target=", 0) == 0) {
-    std::string t = arg.substr(9);
-    if (t == "cpu") {
-      *target = ir::cpu_target();
-    } else if (t == "cuda") {
-      std::vector<int> archs = target->sm_archs;
-      *target = ir::cuda_target();
-      if (!archs.empty()) target->sm_archs = archs;
+    const std::string name = arg.substr(9);
+    if (std::optional<ir::TargetKind> kind = ir::target_kind_named(name)) {
+      std::vector<int> archs = target->sm_archs; // --cuda-arch may come first
+      *target = ir::default_target(*kind);
+      if (!archs.empty() && !target->sm_archs.empty()) target->sm_archs = archs;
     } else {
-      *error = "--target must be cpu or cuda (got '" + t + "')";
+      *error = "--target must be " + ir::target_kind_names() + " (got '" + name + "')";
     }
   } else if (arg.rfind("--vector-width=", 0) == 0) {
     std::string w = arg.substr(15);
@@ -114,7 +112,7 @@ OptionResult parse_compile_option(const std::string& arg, CompileOptions* option
     // The providers of the table's matmul routines, per target: "dsc or blas (cpu), ...".
     std::string value = arg.substr(7), known;
     bool found = false;
-    for (ir::TargetKind kind : {ir::TargetKind::Cpu, ir::TargetKind::Cuda}) {
+    for (ir::TargetKind kind : ir::all_target_kinds()) {
       std::string names;
       for (const ir::LibraryRoutine& r : ir::all_library_routines()) {
         if (r.role != ir::RoutineRole::Matmul || r.target != kind) continue;
