@@ -22,6 +22,7 @@
 //      element (not weights, which every block would read again).
 // A fact that is not proved keeps the ops apart; every decision and refusal, with its facts,
 // goes to the FusionLog. Nothing is fused by an op's name: only descriptions are read.
+// Fuse.cpp runs the steps, each a file of its own (passes/legalize/Fuser.h names them).
 
 #include <optional>
 #include <vector>
