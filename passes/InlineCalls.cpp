@@ -5,9 +5,8 @@
 #include <unordered_map>
 
 #include "ir/OpRegistry.h"
-#include "passes/CollectFacts.h"
 #include "passes/IRUtil.h"
-#include "passes/InferShapes.h"
+#include "passes/Pipeline.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 #include "symbolic/Simplify.h"
@@ -923,11 +922,12 @@ private:
         if (!live.count(s)) return true;
       return false;
     });
-    ir::Module one;
-    one.imports = imports_;
-    one.add(rebuild_function(*current, current->ret_type, current->body, facts));
-    ir::Module decided = collect_facts(one, ctx_);
-    return decided.decls.front().fn;
+    Compilation one;
+    one.module.imports = imports_;
+    one.module.add(rebuild_function(*current, current->ret_type, current->body, facts));
+    one.holds = {Invariant::Typed};
+    run_within("inline_calls", "collect_facts", one, ctx_);
+    return one.module.decls.front().fn;
   }
 
   // The module with `f` in place of the fn of the same name (calls resolve against it).
@@ -946,8 +946,12 @@ private:
   // infer_shapes on the flattened fn; null (after an error naming `original`) on failure.
   Ref<ir::Function> infer(const Ref<ir::Function>& flat, const Ref<ir::Function>& original) {
     DiagnosticEngine scratch(ctx_.diags.sources());
-    PassContext sctx{scratch, ctx_.prover};
-    ir::Module typed = infer_shapes(module_with(flat), sctx);
+    PassContext sctx{scratch, ctx_.prover, ctx_.target};
+    sctx.instrumentation = ctx_.instrumentation;
+    Compilation c;
+    c.module = module_with(flat);
+    run_within("inline_calls", "infer_shapes", c, sctx);
+    const ir::Module& typed = c.module;
     if (scratch.has_errors()) {
       const Diagnostic& d = scratch.diagnostics().front();
       ctx_.diags.error(d.loc, "inline_calls: the inlined body of '" + original->name +

@@ -11,6 +11,8 @@
 
 namespace dsc::passes {
 
+struct PipelineOptions;
+
 struct PassContext {
   DiagnosticEngine& diags;
   symbolic::Prover& prover;
@@ -23,6 +25,10 @@ struct PassContext {
   const ir::LibraryRoutine* gemm_routine = nullptr;
   // Where legalize records its fusion decisions, when someone asks (`--explain-fusion`).
   FusionLog* fusion_log = nullptr;
+  // The instrumentation of the pipeline running now (Pipeline::run sets it), for a pass that
+  // runs other passes (inline_calls runs infer_shapes and collect_facts), so that
+  // --print-after and --verify-each see those runs too.
+  const PipelineOptions* instrumentation = nullptr;
 };
 
 } // namespace dsc::passes

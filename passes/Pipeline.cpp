@@ -28,8 +28,11 @@ void verify(const PassInfo& pass, const Compilation& c, const PassContext& ctx) 
   internal_error << "the IR after " << pass.name << " is invalid:" << all;
 }
 
-void print(const PassInfo& pass, const Compilation& c, std::ostream& os) {
-  os << "// ----- after " << pass.name << "\n";
+void print(const PassInfo& pass, const Compilation& c, const PipelineOptions& options,
+           std::ostream& os) {
+  os << "// ----- after " << pass.name;
+  if (!options.within.empty()) os << " (within " << options.within << ")";
+  os << "\n";
   if (!c.holds.has(Invariant::HostLowered)) {
     os << ir::print_module(c.module);
     return;
@@ -73,6 +76,8 @@ std::string Pipeline::check_order(Invariants start) const {
 bool Pipeline::run(Compilation& c, PassContext& ctx, const PipelineOptions& options) const {
   std::vector<std::pair<const PassInfo*, double>> times;
   bool ok = true;
+  const PipelineOptions* outer = ctx.instrumentation;
+  ctx.instrumentation = &options;
   for (const PassInfo* pass : passes_) {
     size_t errors = ctx.diags.error_count();
     auto start = std::chrono::steady_clock::now();
@@ -90,10 +95,20 @@ bool Pipeline::run(Compilation& c, PassContext& ctx, const PipelineOptions& opti
     bool wanted = options.print_after_all ||
                   std::find(options.print_after.begin(), options.print_after.end(), pass->name) !=
                       options.print_after.end();
-    if (wanted && options.print_to) print(*pass, c, *options.print_to);
+    if (wanted && options.print_to) print(*pass, c, options, *options.print_to);
   }
+  ctx.instrumentation = outer;
   if (options.time_passes && options.report_to) report_times(times, *options.report_to);
   return ok;
+}
+
+bool run_within(std::string_view within, std::string_view name, Compilation& c,
+                PassContext& ctx) {
+  PipelineOptions options;
+  if (ctx.instrumentation) options = *ctx.instrumentation;
+  options.time_passes = false; // the outer pass's time includes this run
+  options.within = within;
+  return build_pipeline(ctx.target, name, name).run(c, ctx, options);
 }
 
 Pipeline build_pipeline(const ir::Target& target, std::string_view first, std::string_view last) {

@@ -10,6 +10,9 @@
 //   - verify_each: the IR verifier after every pass, under the invariants that then hold (a
 //     violation is a compiler bug: internal_error), unless errors were reported before;
 //   - time_passes: wall time per pass, as a table.
+// A pass that runs other passes (inline_calls) runs them as pipelines of their own under the
+// same instrumentation (PassContext::instrumentation, run_within), their printouts marked
+// `(within inline_calls)`; their time counts in the outer pass's.
 
 #include <iosfwd>
 #include <optional>
@@ -34,6 +37,7 @@ struct PipelineOptions {
   bool time_passes = false;
   std::ostream* print_to = nullptr;  // required when printing
   std::ostream* report_to = nullptr; // required with time_passes
+  std::string within;                // the pass that runs this pipeline, if one does
 };
 
 class Pipeline {
@@ -57,6 +61,10 @@ private:
 // The default pipeline for `target`, from the pass named `first` through the one named `last`
 // (the whole pipeline by default; through "collect_facts" for what `dscc check` needs, and from
 // "inline_calls" to go on from there).
+// Runs pass `name` on `c` as a pipeline of its own, from inside pass `within`, under the
+// instrumentation of the pipeline running now (`ctx.instrumentation`; none outside one).
+bool run_within(std::string_view within, std::string_view name, Compilation& c, PassContext& ctx);
+
 Pipeline build_pipeline(const ir::Target& target, std::string_view first = "infer_shapes",
                         std::string_view last = "plan_memory");
 
