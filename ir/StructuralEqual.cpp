@@ -114,6 +114,9 @@ const Expr& default_of(const Function& f, size_t i) {
 
 class Equal {
 public:
+  // One prim expression, outside any prim (no loop variables bound).
+  bool element(const PrimExpr& a, const PrimExpr& b) { return prim_expr(a, b); }
+
   bool function(const Function& a, const Function& b) {
     if (a.name != b.name || a.params.size() != b.params.size()) return false;
     for (size_t i = 0; i < a.params.size(); ++i) {
@@ -734,6 +737,9 @@ bool structural_equal(const PrimFunc& a, const PrimFunc& b) {
 }
 bool structural_equal(const ExternFunc& a, const ExternFunc& b) {
   return Equal().ext(a, b);
+}
+bool structural_equal(const PrimExpr& a, const PrimExpr& b) {
+  return Equal().element(a, b);
 }
 
 size_t structural_hash(const Module& m) {

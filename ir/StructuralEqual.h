@@ -24,6 +24,7 @@ bool structural_equal(const Module& a, const Module& b);
 bool structural_equal(const Function& a, const Function& b);
 bool structural_equal(const PrimFunc& a, const PrimFunc& b);
 bool structural_equal(const ExternFunc& a, const ExternFunc& b);
+bool structural_equal(const PrimExpr& a, const PrimExpr& b);
 
 size_t structural_hash(const Module& m);
 

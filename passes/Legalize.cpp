@@ -446,6 +446,7 @@ ir::Module legalize(const ir::Module& inlined, PassContext& ctx) {
     }
     if (is_generic(*d.fn)) continue;
     ir::Module generated;
+    generated.imports = inlined.imports; // the stdlib functions fusion recognises
     Ref<ir::Function> f = FnLegalizer(generated, taken, *d.fn, ctx, inlined).run();
     for (const ir::Module::Decl& g : generated.decls)
       out.decls.push_back(g);

@@ -13,14 +13,6 @@
 
 namespace dsc::passes::lowering {
 
-namespace {
-
-bool is_comparison_op(ir::OpId op) {
-  using ir::OpId;
-  return op == OpId::eq || op == OpId::ne || op == OpId::lt || op == OpId::le || op == OpId::gt ||
-         op == OpId::ge;
-}
-
 BinaryOp binary_op(ir::OpId op) {
   using ir::OpId;
   switch (op) {
@@ -51,6 +43,14 @@ BinaryOp binary_op(ir::OpId op) {
   default:
     internal_error << "'" << ir::op_name(op) << "' is not a binary operator";
   }
+}
+
+namespace {
+
+bool is_comparison_op(ir::OpId op) {
+  using ir::OpId;
+  return op == OpId::eq || op == OpId::ne || op == OpId::lt || op == OpId::le || op == OpId::gt ||
+         op == OpId::ge;
 }
 
 PrimExpr binary_element(DescBuilder& db, Element& e, ir::OpId op, PrimExpr a, PrimExpr b) {

@@ -15,6 +15,10 @@
 
 namespace dsc::passes::lowering {
 
+// The scalar operator legalize computes a binary arithmetic, comparison or logic op with
+// (add: +); an internal error for any other op.
+ir::BinaryOp binary_op(ir::OpId op);
+
 // Binary arithmetic, comparisons and logic with NumPy broadcasting, where, cast and the unary
 // functions: a map.
 std::optional<ComputeDesc> describe_elementwise(const ir::Call& call, const ir::BoundArgs& args,

@@ -115,7 +115,7 @@ std::optional<VendorEpilogue> Fuser::vendor_epilogue(FnItem& c, FnItem& p,
   const LibraryCall& library = p.desc->library;
   std::string why;
   std::optional<VendorEpilogue> finished =
-      match_vendor_epilogue(epilogue, *library.routine, ctx_.pass().target, &why);
+      match_vendor_epilogue(epilogue, *library.routine, ctx_.module(), ctx_.pass().target, &why);
   if (!finished) {
     refuse(p, c, why);
     return std::nullopt;
