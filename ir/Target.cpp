@@ -7,12 +7,16 @@ namespace dsc::ir {
 namespace {
 
 // kCpu, kCuda: a kind's bit in ir/ForKinds.def's `targets` column.
-#define DSC_TARGET_KIND(Enum, name, dl_device)                                                     \
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun)                                        \
   constexpr unsigned k##Enum = 1u << static_cast<unsigned>(TargetKind::Enum);
 #include "ir/TargetKinds.def"
 
 constexpr const char* kTargetKindNames[] = {
-#define DSC_TARGET_KIND(Enum, name, dl_device) name,
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun) name,
+#include "ir/TargetKinds.def"
+};
+constexpr const char* kDeviceNouns[] = {
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun) device_noun,
 #include "ir/TargetKinds.def"
 };
 
@@ -32,9 +36,13 @@ const char* target_kind_name(TargetKind kind) {
   return kTargetKindNames[static_cast<size_t>(kind)];
 }
 
+const char* target_device_noun(TargetKind kind) {
+  return kDeviceNouns[static_cast<size_t>(kind)];
+}
+
 const std::vector<TargetKind>& all_target_kinds() {
   static const std::vector<TargetKind> kinds = {
-#define DSC_TARGET_KIND(Enum, name, dl_device) TargetKind::Enum,
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun) TargetKind::Enum,
 #include "ir/TargetKinds.def"
   };
   return kinds;

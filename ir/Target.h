@@ -24,11 +24,12 @@ enum class RoutineRole : uint8_t;
 
 // The kinds of target (ir/TargetKinds.def).
 enum class TargetKind : uint8_t {
-#define DSC_TARGET_KIND(Enum, name, dl_device) Enum,
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun) Enum,
 #include "ir/TargetKinds.def"
 };
 
 const char* target_kind_name(TargetKind kind); // "cpu", "cuda"
+const char* target_device_noun(TargetKind kind); // "CPU", "GPU": for messages
 // The kind spelled `name`, or nullopt.
 std::optional<TargetKind> target_kind_named(std::string_view name);
 // Every kind, in table order, and their names for messages ("cpu or cuda").
@@ -52,7 +53,6 @@ struct Target {
   // The integer width of loop indices and element offsets in kernels.
   int index_bits = 64;
 
-  bool is_gpu() const { return kind == TargetKind::Cuda; }
   // Whether the code generator of this target runs loops of `kind` (ir/ForKinds.def).
   bool runs(ForKind kind) const;
   // Whether library routine `symbol` ("blas.sgemm") has an implementation on this target.

@@ -228,7 +228,7 @@ private:
 } // namespace
 
 void bucket_kernels(Compilation& c, PassContext& ctx) {
-  if (ctx.target.is_gpu()) return;
+  if (!ctx.target.runs(ir::ForKind::Vectorized)) return; // the variants drop vector remainders
   Bucketer(c, ctx).run();
 }
 

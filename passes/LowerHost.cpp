@@ -58,7 +58,7 @@ public:
 private:
   std::nullopt_t fail(SourceLoc loc, std::string message) {
     ctx_.diags.error(loc, std::string("cannot compile for the ") +
-                              (ctx_.target.is_gpu() ? "GPU: " : "CPU: ") + std::move(message));
+                              ir::target_device_noun(ctx_.target.kind) + ": " + std::move(message));
     return std::nullopt;
   }
 

@@ -434,7 +434,9 @@ ir::Module schedule(const ir::Module& legalized, PassContext& ctx) {
     p->outputs = d.prim->outputs;
     p->where = d.prim->where;
     p->loc = d.prim->loc;
-    p->body = ctx.target.is_gpu() ? gpu_schedule(*d.prim, ctx) : PrimScheduler(*d.prim, ctx).run();
+    // A target whose kernels run as grids of blocks gets the GPU schedule (GpuSchedule.h).
+    p->body = ctx.target.runs(ir::ForKind::GpuBlockX) ? gpu_schedule(*d.prim, ctx)
+                                                      : PrimScheduler(*d.prim, ctx).run();
     out.add(Ref<ir::PrimFunc>(p));
   }
   return out;

@@ -73,7 +73,7 @@ int run_build(const Args& args) {
   if (!c) return 1;
   runtime::Manifest manifest = manifest_of(*c);
   if (emit_cuda) {
-    if (!options.target.is_gpu()) {
+    if (options.target.kind != ir::TargetKind::Cuda) {
       std::cerr << "dscc build: error: --emit=cuda needs --target=cuda\n";
       return 1;
     }

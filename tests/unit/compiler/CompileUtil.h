@@ -51,7 +51,7 @@ inline CompiledProgram compile_program(const std::string& text, const std::strin
   std::optional<ir::Module> m = lang::parse_module(sources, file, diags, stdlib_options());
   passes::PassContext ctx{diags, prover, target};
   ctx.fuse = fuse;
-  out.cuda = target.is_gpu();
+  out.cuda = target.kind == ir::TargetKind::Cuda;
   passes::Compilation c;
   bool ok = false;
   if (m && !diags.has_errors()) {
