@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "ir/Combiner.h"
 #include "ir/Functor.h"
 #include "support/Assert.h"
 #include "symbolic/Eval.h"
@@ -45,11 +46,6 @@ sym::Expr coefficient(const sym::Expr& e, const std::string& var) {
   return c.ok() ? sym::simplify(c.to_expr()) : sym::Expr();
 }
 
-bool is_combiner(ir::BinaryOp op) {
-  return op == ir::BinaryOp::Add || op == ir::BinaryOp::Mul || op == ir::BinaryOp::Min ||
-         op == ir::BinaryOp::Max;
-}
-
 // Reads of locals and loads of buffers in an expression or statement.
 struct Reads : ir::IRVisitor {
   using ir::IRVisitor::visit;
@@ -71,19 +67,6 @@ template <typename Node> Reads reads_of(const Node& n) {
 }
 
 // `value` as `name op e` or `e op name` with op a combiner: the op and e.
-struct Update {
-  ir::BinaryOp op;
-  ir::PrimExpr self, other;
-};
-std::optional<Update> as_update(const ir::PrimExpr& value,
-                                const std::function<bool(const ir::PrimExpr&)>& is_self) {
-  const ir::PrimBinary* b = value.as<ir::PrimBinary>();
-  if (!b || !is_combiner(b->op)) return std::nullopt;
-  if (is_self(b->a)) return Update{b->op, b->a, b->b};
-  if (is_self(b->b)) return Update{b->op, b->b, b->a};
-  return std::nullopt;
-}
-
 std::vector<sym::Expr> canonical_indices(const std::vector<ir::PrimExpr>& indices) {
   std::vector<sym::Expr> out;
   for (const ir::PrimExpr& i : indices) {
@@ -286,7 +269,7 @@ void AccessAnalysis::analyze_loop(LoopInfo& info) {
     for (const Access* a : by_buffer[b]) {
       if (!a->is_store()) continue;
       const ir::Store* s = a->store;
-      std::optional<Update> u = as_update(s->value, [&](const ir::PrimExpr& e) {
+      std::optional<ir::Update> u = ir::as_update(s->value, [&](const ir::PrimExpr& e) {
         const ir::Load* l = e.as<ir::Load>();
         return l && l->buffer == b && same_indices(canonical_indices(l->indices), a->indices);
       });
@@ -305,7 +288,7 @@ void AccessAnalysis::analyze_loop(LoopInfo& info) {
     int updates = 0;
     for (const ir::Assign* a : body.assigns) {
       if (a->name != t) continue;
-      std::optional<Update> u = as_update(a->value, [&](const ir::PrimExpr& e) {
+      std::optional<ir::Update> u = ir::as_update(a->value, [&](const ir::PrimExpr& e) {
         const ir::LocalRef* r = e.as<ir::LocalRef>();
         return r && r->name == t;
       });

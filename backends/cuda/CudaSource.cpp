@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/Combiner.h"
 #include "ir/Functor.h"
 #include "ir/HostProgram.h"
 #include "ir/Intrinsics.h"
@@ -270,53 +271,6 @@ void touched_buffers(const Stmt& s, std::set<std::string>* reads, std::set<std::
   f.reads = reads;
   f.writes = writes;
   f.visit(s);
-}
-
-// The combiner of every update of `local` in `s` (`t = t op e` or `t = e op t`, the same op
-// each time, e not reading t); nullopt when some update is of another form.
-std::optional<BinaryOp> combiner(const Stmt& s, const std::string& local) {
-  struct Finder : ir::IRVisitor {
-    std::string local;
-    std::optional<BinaryOp> op;
-    bool bad = false;
-
-  protected:
-    void visit_node(const ir::Assign* node) override {
-      if (node->name != local) return;
-      const ir::PrimBinary* b = node->value.as<ir::PrimBinary>();
-      if (!b || !(b->op == BinaryOp::Add || b->op == BinaryOp::Mul || b->op == BinaryOp::Min ||
-                  b->op == BinaryOp::Max)) {
-        bad = true;
-        return;
-      }
-      auto is_t = [&](const PrimExpr& e) {
-        const ir::LocalRef* r = e.as<ir::LocalRef>();
-        return r && r->name == local;
-      };
-      const PrimExpr& other = is_t(b->a) ? b->b : is_t(b->b) ? b->a : PrimExpr();
-      if (!other.defined() || reads_local(other) || (op && *op != b->op)) {
-        bad = true;
-        return;
-      }
-      op = b->op;
-    }
-    bool reads_local(const PrimExpr& e) const {
-      struct Reads : ir::IRVisitor {
-        std::string local;
-        bool found = false;
-
-      protected:
-        void visit_node(const ir::LocalRef* node) override { found |= node->name == local; }
-      } r;
-      r.local = local;
-      r.visit(e);
-      return r.found;
-    }
-  } f;
-  f.local = local;
-  f.visit(s);
-  if (f.bad || !f.op) return std::nullopt;
-  return f.op;
 }
 
 const char* combiner_functor(BinaryOp op) {
@@ -928,7 +882,7 @@ private:
     for (const std::string& name : assigned) {
       auto it = locals_.find(name);
       if (it == locals_.end()) continue; // declared inside the loop
-      std::optional<BinaryOp> op = combiner(f.body, name);
+      std::optional<BinaryOp> op = ir::local_combiner(f.body, name);
       if (!op)
         unsupported("local '" + name + "' is updated across threads without an associative " +
                     "combiner (t = t + e, t * e, min or max)");
