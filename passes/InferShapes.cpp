@@ -6,6 +6,7 @@
 
 #include "ir/OpRegistry.h"
 #include "passes/IRUtil.h"
+#include "passes/LinearDim.h"
 #include "support/Suggest.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
@@ -730,12 +731,10 @@ bool BodyInferrer::bind_pairs(const std::vector<DimPair>& pairs, SymbolMap& map,
       SymbolMap with_u = map;
       with_u[unbound[0]] = u;
       w = canon(substitute(p.written, with_u));
-      const std::string& un = u.as<sym::Sym>()->name;
-      at0 = canon(substitute(w, {{un, sym::Expr(0)}}));
-      sym::Expr at1 = canon(substitute(w, {{un, sym::Expr(1)}}));
-      sym::Expr step = canon(at1 - at0);
-      if (const sym::Const* k = step.as<sym::Const>(); k && k->value != 0) c = k->value;
-      if (c && !sym::canonically_equal(w, sym::Expr(*c) * u + at0)) c.reset();
+      if (std::optional<LinearDim> linear = linear_in(w, u.as<sym::Sym>()->name)) {
+        c = linear->step;
+        at0 = linear->offset;
+      }
     }
     if (!c) {
       // A dim that is not linear in one unbound symbol may still have the actual's form term

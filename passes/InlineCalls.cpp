@@ -6,6 +6,7 @@
 
 #include "ir/OpRegistry.h"
 #include "passes/IRUtil.h"
+#include "passes/LinearDim.h"
 #include "passes/Pipeline.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
@@ -665,14 +666,9 @@ private:
         if (!map.count(n)) unbound.push_back(n);
       if (unbound.size() != 1) continue;
       const std::string& u = unbound[0];
-      sym::Expr known = ir::substitute(w, map);
-      sym::Expr at0 = sym::simplify(ir::substitute(known, {{u, sym::Expr(0)}}));
-      sym::Expr at1 = sym::simplify(ir::substitute(known, {{u, sym::Expr(1)}}));
-      sym::Expr diff = sym::simplify(at1 - at0);
-      const sym::Const* step = diff.as<sym::Const>();
-      if (!step || step->value == 0) continue;
-      if (!sym::canonically_equal(known, sym::Expr(step->value) * sym::sym(u) + at0)) continue;
-      map[u] = sym::simplify(sym::floordiv(a - at0, sym::Expr(step->value)));
+      std::optional<LinearDim> linear = linear_in(ir::substitute(w, map), u);
+      if (!linear) continue;
+      map[u] = sym::simplify(sym::floordiv(a - linear->offset, sym::Expr(linear->step)));
     }
   }
 
