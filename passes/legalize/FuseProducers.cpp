@@ -76,12 +76,12 @@ bool has_guarding_select(const Element& e) {
   return has_guarding_select(e.value);
 }
 
-std::string key_of(const Indices& idx) {
-  std::string k;
-  for (const sym::Expr& i : idx)
-    k += sym::to_string(i) + ",";
-  return k;
-}
+// Indices compared by structure (the symbolic order), not by their printed text.
+struct IndicesLess {
+  bool operator()(const Indices& a, const Indices& b) const {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), sym::ExprLess());
+  }
+};
 
 // The elements of a map, reduction or stitch description, where a load may be replaced.
 std::vector<Element*> elements(ComputeDesc& d) {
@@ -236,9 +236,7 @@ bool Fuser::read_through_view(FnItem& c, size_t k, FnItem& p) {
 bool Fuser::once_per_element(const ComputeDesc& c, const std::vector<Indices>& loads,
                              const std::vector<sym::Expr>& extents, std::vector<FusionFact>& facts,
                              std::string& why) {
-  std::set<std::string> distinct;
-  for (const Indices& idx : loads)
-    distinct.insert(key_of(idx));
+  std::set<Indices, IndicesLess> distinct(loads.begin(), loads.end());
   if (distinct.size() != 1 || c.maps.size() > 1) {
     why = "it is costly and would be evaluated at more than one index per element";
     return false;
@@ -318,20 +316,19 @@ bool Fuser::inline_map(FnItem& c, size_t k, FnItem& p, size_t o) {
   // Each element of `c`, with a copy of p's element per distinct index; a copy read more
   // than once, or read where the consumer guards, is a local of its own.
   for (Element* e : elements(d)) {
-    std::map<std::string, ir::PrimExpr> copies;
-    std::map<std::string, int> reads;
+    std::map<Indices, ir::PrimExpr, IndicesLess> copies;
+    std::map<Indices, int, IndicesLess> reads;
     for_each_load_in(*e, buffer, [&](const std::optional<Indices>& idx) {
-      if (idx) ++reads[key_of(*idx)];
+      if (idx) ++reads[*idx];
     });
     std::vector<LocalLet> lets;
     ElementRewrite rw;
     rw.on_load = [&](const ir::Load& l) -> ir::PrimExpr {
       if (l.buffer != buffer) return ir::PrimExpr();
-      Indices idx = *symbolic_indices(l);
-      std::string key = key_of(idx);
+      const Indices key = *symbolic_indices(l);
       auto it = copies.find(key);
       if (it != copies.end()) return it->second;
-      Element copy = instantiate(d, pd, o, idx);
+      Element copy = instantiate(d, pd, o, key);
       lets.insert(lets.end(), copy.lets.begin(), copy.lets.end());
       ir::PrimExpr value = copy.value;
       if (value->dtype != l.dtype) value = convert(value, l.dtype);
