@@ -61,6 +61,16 @@ std::string permutation_mismatch(const StridedView& v, const Type& buffer) {
   return "";
 }
 
+bool same_view(const StridedView& a, const StridedView& b) {
+  auto same = [](const std::vector<symbolic::Expr>& x, const std::vector<symbolic::Expr>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!x[i].same_as(y[i])) return false;
+    return true;
+  };
+  return same(a.shape, b.shape) && same(a.strides, b.strides) && a.offset.same_as(b.offset);
+}
+
 std::string view_text(const StridedView& v) {
   auto list = [](const std::vector<symbolic::Expr>& xs) {
     std::string s = "[";

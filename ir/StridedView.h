@@ -43,6 +43,9 @@ std::string view_mismatch(const StridedView& v, const Type& buffer);
 // through a view must be one, so that every element of the result is written.
 std::string permutation_mismatch(const StridedView& v, const Type& buffer);
 
+// Whether two views are the same expressions (the hash-consed dims, not their printed text).
+bool same_view(const StridedView& a, const StridedView& b);
+
 // `as [..] strides [..] offset X`, as an extern's parameter prints it.
 std::string view_text(const StridedView& v);
 

@@ -48,7 +48,7 @@ void Fuser::chain(FnItem& c, FnItem& p, const ir::LibraryRoutine* routine) {
   };
   const std::vector<sym::Expr>& product = p.desc->type.shape;
   if (std::optional<ir::StridedView> a = view_of(second, 0);
-      a && ir::view_text(*a) != ir::view_text(ir::dense_view(product))) {
+      a && !ir::same_view(*a, ir::dense_view(product))) {
     refuse(p, c, "the second product reads the first through a strided view");
     return;
   }
