@@ -286,12 +286,12 @@ static_assert(kSgemmScalars == 19 && kSgemmChainScalars == 25 && kConv2dScalars 
 
 const std::vector<LibraryRoutine>& all_library_routines() {
   static const std::vector<LibraryRoutine> routines = {
-#define DSC_LIBRARY_ROUTINE(id, symbol, target, role, base, preferred, runtime_function,          \
-                            epilogue_function, views, buffers, scalars, dtype, scalar_args,        \
-                            attributes, summary)                                                   \
+#define DSC_LIBRARY_ROUTINE(id, symbol, target, role, base, preferred, runtime_function,           \
+                            epilogue_function, views, buffers, scalars, scalars_by, dtype,         \
+                            scalar_args, attributes, summary)                                      \
   {RoutineId::id,    symbol,  TargetKind::target, RoutineRole::role, RoutineId::base,              \
    preferred,        runtime_function, epilogue_function, views,    buffers,                       \
-   scalars,          DType::dtype,     scalar_args,       attributes, summary},
+   scalars,          ScalarsBy::scalars_by, DType::dtype, scalar_args, attributes, summary},
 #include "ir/LibraryRoutines.def"
   };
   return routines;

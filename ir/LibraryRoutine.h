@@ -41,6 +41,12 @@ enum class RoutineRole : uint8_t {
   Conv2d,             // a 2-D convolution, NCHW by OIHW
 };
 
+// How the host code passes a routine's scalars (its table's `scalars_by`).
+enum class ScalarsBy : uint8_t {
+  Values,     // one int64 argument each, after the buffers
+  Descriptor, // one pointer, after the buffers, to an array of them: a runtime/HostABI.h struct
+};
+
 struct LibraryRoutine {
   RoutineId id;
   const char* symbol;           // "blas.sgemm": its spelling in .dsc text, nothing else
@@ -52,7 +58,8 @@ struct LibraryRoutine {
   const char* epilogue_function; // the entry point of a call with an epilogue, or null
   bool views;                   // reads operands through strides (ir/StridedView.h)
   int buffers;                  // operands then results
-  int scalars;                  // int64 arguments after the buffers
+  int scalars;                  // int64 scalars after the buffers
+  ScalarsBy scalars_by;         // passed one by one, or as a descriptor
   DType dtype;                  // of every buffer
   ScalarArgsFn scalar_args;
   const char* attributes;       // the attributes it takes, in order, space-separated ("" for none)
@@ -99,9 +106,11 @@ std::string routine_attributes_wanted(const std::vector<std::string>& names);
 constexpr size_t kMaxEpilogueBuffers = 16;
 constexpr size_t kMaxEpilogueSymbols = 64;
 
-// Where each scalar of dsc.sgemm and blas.sgemm (runtime/HostABI.h, dsc_strided_sgemm_fn) stands:
-// the batch, its inner dim and the sizes, then A's, B's and C's offset, outer and inner batch
-// strides, row stride, column stride (C has none: its rows are contiguous).
+// Where each scalar of the strided products (dsc.sgemm, blas.sgemm, cublas.sgemm, the
+// cublaslt.sgemm_* routines) stands, which is the field order of runtime/HostABI.h's
+// dsc_strided_product: the batch, its inner dim and the sizes, then A's, B's and C's offset,
+// outer and inner batch strides, row stride, column stride (C has none: its rows are
+// contiguous).
 enum SgemmScalar : size_t {
   kBatch, kInner, kM, kN, kK,
   kAOffset, kAOuter, kAInner, kARow, kACol,
@@ -109,8 +118,8 @@ enum SgemmScalar : size_t {
   kCOffset, kCOuter, kCInner, kCRow,
   kSgemmScalars
 };
-// dsc.sgemm_chain's (C = epilogue(A @ B) @ D): the first product's up to B's, then the second's
-// column count, D's five and C's four.
+// dsc.sgemm_chain's (C = epilogue(A @ B) @ D), dsc_strided_chain's fields: the first product's
+// up to B's, then the second's column count, D's five and C's four.
 enum SgemmChainScalar : size_t {
   kChainN2 = kCOffset,
   kChainDOffset, kChainDOuter, kChainDInner, kChainDRow, kChainDCol,

@@ -141,10 +141,13 @@ void conv2d_f32(const float* x, const float* w, float* y, const Conv2dShape& s,
   const int64_t a_group = out_group * s.depth();
   if (s.kh == 1 && s.kw == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 &&
       s.pad_w == 0 && s.oh == s.h && s.ow == s.w) {
-    dsc_rt_gemm_f32_strided(w, x, y, s.n * groups, groups, out_group, s.pixels(), s.depth(),
-                            /*a*/ 0, 0, a_group, s.depth(), 1,
-                            /*b*/ 0, s.c * s.h * s.w, s.group_channels() * s.h * s.w, s.pixels(), 1,
-                            /*c*/ 0, image_out, out_group * s.pixels(), s.pixels());
+    const dsc_strided_product p{
+        .batch = s.n * groups, .inner = groups, .m = out_group, .n = s.pixels(), .k = s.depth(),
+        .a_offset = 0, .a_outer = 0, .a_inner = a_group, .a_row = s.depth(), .a_col = 1,
+        .b_offset = 0, .b_outer = s.c * s.h * s.w, .b_inner = s.group_channels() * s.h * s.w,
+        .b_row = s.pixels(), .b_col = 1, .c_offset = 0, .c_outer = image_out,
+        .c_inner = out_group * s.pixels(), .c_row = s.pixels()};
+    dsc_rt_gemm_f32_strided(w, x, y, &p);
     return;
   }
   // Group g's product over the images from `image` on, output pixels [first_pixel,

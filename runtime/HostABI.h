@@ -16,6 +16,7 @@
 // A built `.so` also exports `const char dsc_manifest[]`: the runtime::Manifest as JSON.
 
 #include <dlpack/dlpack.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -86,8 +87,7 @@ void* dsc_rt_output(dsc_call* call, int32_t index, int32_t code, int32_t bits, i
 // C[b] = A[b] @ B[b] for b in [0, batch), row-major, f32: A[b] is m x k at a + b*a_batch_stride,
 // B[b] is k x n at bm + b*b_batch_stride (a stride of 0 broadcasts), C[b] is m x n, dense.
 // trans_b != 0 means B[b] is stored n x k (B transposed). Negative sizes or strides do
-// nothing; k == 0 zeroes C. How it uses threads: runtime/Matmul.h. Library routines take
-// buffer pointers, then int64 scalars (ir/LibraryRoutines.def).
+// nothing; k == 0 zeroes C. How it uses threads: runtime/Matmul.h.
 void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int64_t batch, int64_t m,
                        int64_t n, int64_t k, int64_t a_batch_stride, int64_t b_batch_stride,
                        int64_t trans_b);
@@ -97,22 +97,58 @@ void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64_t batch, i
                      int64_t n, int64_t k, int64_t a_batch_stride, int64_t b_batch_stride,
                      int64_t trans_b);
 
-// A batched product through strides: C[i] = A[i] @ B[i] for i in [0, batch), row-major f32, with A
-// and B read through strides (in floats), so that a permuted or split operand needs no copy.
-// Product i is (outer, inner) = (i / inner, i % inner) of a batch of at most two dims. Element
-// (r, q) of A[i] is a[a_offset + outer * a_outer + inner * a_inner + r * a_row + q * a_col],
-// element (q, j) of B[i] is bm[b_offset + outer * b_outer + inner * b_inner + q * b_row +
-// j * b_col] (a batch stride of 0 shares the operand across that dim), and element (r, j) of
-// C[i] is c[c_offset + outer * c_outer + inner * c_inner + r * c_row + j] (C written through
-// strides, as a product whose heads go straight into a head-merged layout; its rows are
-// contiguous). Negative sizes, strides or offsets, or inner < 1, do nothing; k == 0 zeroes C.
-// dsc_rt_gemm_f32 and dsc_rt_matmul_f32 are the case inner = 1, dense rows.
-typedef void dsc_strided_sgemm_fn(const float* a, const float* bm, float* c, int64_t batch,
-                                  int64_t inner, int64_t m, int64_t n, int64_t k,
-                                  int64_t a_offset, int64_t a_outer, int64_t a_inner,
-                                  int64_t a_row, int64_t a_col, int64_t b_offset, int64_t b_outer,
-                                  int64_t b_inner, int64_t b_row, int64_t b_col, int64_t c_offset,
-                                  int64_t c_outer, int64_t c_inner, int64_t c_row);
+// Library routines take the buffer pointers, then their int64 scalars (ir/LibraryRoutines.def's
+// `scalars_by`): one argument each (`Values`), or, for the strided products below
+// (`Descriptor`), a pointer to one of these two structs. The host code fills a stack array of
+// int64_t in the order the struct declares its fields, which is the order of
+// ir/LibraryRoutine.h's SgemmScalar and SgemmChainScalar (backends/cpu/HostCodegen.cpp checks
+// each field's offset against them), and passes its address. Every field is an int64_t, so
+// there is no padding: field i is element i of the array. The routine reads it during the call
+// only (it lives on the caller's stack) and never writes it.
+
+// A batched product through strides: C[i] = A[i] @ B[i] for i in [0, batch), row-major f32,
+// with A and B read through strides (in floats), so that a permuted or split operand needs no
+// copy. Product i is (outer, inner) = (i / inner, i % inner) of a batch of at most two dims.
+// Element (r, q) of A[i] is a[a_offset + outer * a_outer + inner * a_inner + r * a_row +
+// q * a_col], element (q, j) of B[i] is bm[b_offset + outer * b_outer + inner * b_inner +
+// q * b_row + j * b_col] (a batch stride of 0 shares the operand across that dim), and element
+// (r, j) of C[i] is c[c_offset + outer * c_outer + inner * c_inner + r * c_row + j] (C written
+// through strides, as a product whose heads go straight into a head-merged layout; its rows
+// are contiguous). Negative sizes, strides or offsets, or inner < 1, do nothing; k == 0 zeroes
+// C. dsc_rt_gemm_f32 and dsc_rt_matmul_f32 are the case inner = 1, dense rows.
+typedef struct dsc_strided_product {
+  int64_t batch, inner, m, n, k;                    // 0-4: the batch, its inner dim, the sizes
+  int64_t a_offset, a_outer, a_inner, a_row, a_col; // 5-9: A
+  int64_t b_offset, b_outer, b_inner, b_row, b_col; // 10-14: B
+  int64_t c_offset, c_outer, c_inner, c_row;        // 15-18: C (its column stride is 1)
+} dsc_strided_product;
+
+// Two chained products, C = epilogue(A @ B) @ D (dsc_rt_gemm_chain_f32): A @ B is
+// dsc_strided_product's product with the same batch, inner, m, n, k and A's and B's fields; its
+// rows, a block at a time, are the A of the second product, whose B is D (n x n2, strides as
+// B's) and whose result goes into C (offset, outer and inner batch strides, row stride; rows
+// contiguous).
+typedef struct dsc_strided_chain {
+  int64_t batch, inner, m, n, k;                    // 0-4
+  int64_t a_offset, a_outer, a_inner, a_row, a_col; // 5-9: A
+  int64_t b_offset, b_outer, b_inner, b_row, b_col; // 10-14: B
+  int64_t n2;                                       // 15: the columns of D and C
+  int64_t d_offset, d_outer, d_inner, d_row, d_col; // 16-20: D
+  int64_t c_offset, c_outer, c_inner, c_row;        // 21-24: C
+} dsc_strided_chain;
+
+#ifdef __cplusplus
+static_assert(sizeof(dsc_strided_product) == 19 * sizeof(int64_t) &&
+                  offsetof(dsc_strided_product, c_row) == 18 * sizeof(int64_t),
+              "dsc_strided_product is 19 int64_t in a row");
+static_assert(sizeof(dsc_strided_chain) == 25 * sizeof(int64_t) &&
+                  offsetof(dsc_strided_chain, c_row) == 24 * sizeof(int64_t),
+              "dsc_strided_chain is 25 int64_t in a row");
+#endif
+
+// A strided product's entry point: the operands, the result, the product's description.
+typedef void dsc_strided_sgemm_fn(const float* a, const float* bm, float* c,
+                                  const dsc_strided_product* product);
 
 // Library routine "dsc.sgemm": the product over dsc's own GEMM.
 dsc_strided_sgemm_fn dsc_rt_gemm_f32_strided;
@@ -144,44 +180,30 @@ dsc_strided_sgemm_fn dsc_rt_matmul_f32_strided;
 // once. A null epilogue is dsc_rt_gemm_f32_strided. num_buffers <= 16, num_symbols <= 64,
 // 0 <= rows_slot < num_symbols and first_row_slot < num_symbols (-1: none), which the compiler
 // guarantees: anything else is reported on stderr and aborts the process.
-void dsc_rt_gemm_f32_strided_epilogue(
-    const float* a, const float* bm, float* c, int64_t batch, int64_t inner, int64_t m,
-    int64_t n, int64_t k, int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
-    int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner, int64_t b_row,
-    int64_t b_col, int64_t c_offset, int64_t c_outer, int64_t c_inner, int64_t c_row,
-    dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
-    int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot,
-    int64_t first_row_slot);
+void dsc_rt_gemm_f32_strided_epilogue(const float* a, const float* bm, float* c,
+                                      const dsc_strided_product* product, dsc_kernel_fn epilogue,
+                                      void* const* buffers, const int64_t* row_bytes,
+                                      int64_t num_buffers, const int64_t* symbols,
+                                      int64_t num_symbols, int64_t rows_slot,
+                                      int64_t first_row_slot);
 
 // Routine "dsc.sgemm_chain": C = epilogue(A @ B) @ D over a batch of products, a block of A's
 // rows at a time (runtime/gemm/Chain.cpp), so A @ B (attention's scores) is never stored whole.
-// A @ B is as dsc_rt_gemm_f32_strided's product with the same batch, inner, m, n, k and A's and
-// B's strides; its block of rows, dense in a buffer of the calling thread, is the second
-// product's A, whose B is D (n x n2, strides as B's) and whose result goes into C (offset,
-// outer and inner batch strides, row stride; rows contiguous). A negative offset or stride:
-// the call does nothing.
+// `chain` describes both products (dsc_strided_chain); each block of rows of A @ B lies dense in
+// a buffer of the calling thread. A negative offset or stride: the call does nothing.
 void dsc_rt_gemm_chain_f32(const float* a, const float* b, const float* d, float* c,
-                           int64_t batch, int64_t inner, int64_t m, int64_t n, int64_t k,
-                           int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
-                           int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner,
-                           int64_t b_row, int64_t b_col, int64_t n2, int64_t d_offset,
-                           int64_t d_outer, int64_t d_inner, int64_t d_row, int64_t d_col,
-                           int64_t c_offset, int64_t c_outer, int64_t c_inner, int64_t c_row);
+                           const dsc_strided_chain* chain);
 
 // dsc_rt_gemm_chain_f32 with an epilogue on each block of A @ B before it is multiplied by D,
 // as dsc_rt_gemm_f32_strided_epilogue's on the rows of its C: rows are those of A @ B viewed
 // as (batch * m) x n, the last buffer is the block itself (passed as is: the pointer given is
 // not used), the others offset by rows or passed whole, with the block's row count and first
 // row in their slots. The same limits hold.
-void dsc_rt_gemm_chain_f32_epilogue(
-    const float* a, const float* b, const float* d, float* c, int64_t batch, int64_t inner,
-    int64_t m, int64_t n, int64_t k, int64_t a_offset, int64_t a_outer, int64_t a_inner,
-    int64_t a_row, int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner,
-    int64_t b_row, int64_t b_col, int64_t n2, int64_t d_offset, int64_t d_outer, int64_t d_inner,
-    int64_t d_row, int64_t d_col, int64_t c_offset, int64_t c_outer, int64_t c_inner,
-    int64_t c_row, dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
-    int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot,
-    int64_t first_row_slot);
+void dsc_rt_gemm_chain_f32_epilogue(const float* a, const float* b, const float* d, float* c,
+                                    const dsc_strided_chain* chain, dsc_kernel_fn epilogue,
+                                    void* const* buffers, const int64_t* row_bytes,
+                                    int64_t num_buffers, const int64_t* symbols,
+                                    int64_t num_symbols, int64_t rows_slot, int64_t first_row_slot);
 
 /* ---- CUDA: functions whose manifest device is "cuda" (dscc build --target=cuda) ----
  *
@@ -237,30 +259,23 @@ int32_t dsc_rt_cuda_copy(dsc_call* call, void* dst, const void* src, int64_t byt
  * has run up to here (an if's condition, nonzero's count). 0, or 1 with an error recorded. */
 int32_t dsc_rt_cuda_read(dsc_call* call, void* dst, const void* src, int64_t bytes);
 
-/* Library routine "cublas.sgemm": dsc_strided_sgemm_fn's product (its scalars, in its order)
- * on device memory through cuBLAS (libcublas, loaded with dlopen), on the call's stream; each
- * operand must have one of its two strides 1. CUDA routines take the call first and return 0,
- * or 1 with an error recorded. */
+/* Library routine "cublas.sgemm": dsc_strided_product's product on device memory through
+ * cuBLAS (libcublas, loaded with dlopen), on the call's stream; each operand must have one of
+ * its two strides 1. CUDA routines take the call first and return 0, or 1 with an error
+ * recorded (a null `product` too). */
 int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm, float* c,
-                                int64_t batch, int64_t inner, int64_t m, int64_t n, int64_t k,
-                                int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
-                                int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner,
-                                int64_t b_row, int64_t b_col, int64_t c_offset, int64_t c_outer,
-                                int64_t c_inner, int64_t c_row);
+                                const dsc_strided_product* product);
 
 /* Library routines "cublaslt.sgemm_bias", "cublaslt.sgemm_bias_relu" and
  * "cublaslt.sgemm_bias_gelu_tanh": cublas.sgemm's product, then C = act(C + bias) with `bias`
  * one value per column of C, in cuBLASLt's epilogue (libcublasLt, loaded with dlopen); the
  * depth k must be at least 1. 0, or 1 with an error recorded. */
-#define DSC_CUBLASLT_SGEMM(name)                                                                   \
-  int32_t name(dsc_call* call, const float* a, const float* bm, const float* bias, float* c,       \
-               int64_t batch, int64_t inner, int64_t m, int64_t n, int64_t k, int64_t a_offset,    \
-               int64_t a_outer, int64_t a_inner, int64_t a_row, int64_t a_col, int64_t b_offset,   \
-               int64_t b_outer, int64_t b_inner, int64_t b_row, int64_t b_col, int64_t c_offset,   \
-               int64_t c_outer, int64_t c_inner, int64_t c_row)
-DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_f32);
-DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_relu_f32);
-DSC_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32);
+typedef int32_t dsc_cublaslt_sgemm_fn(dsc_call* call, const float* a, const float* bm,
+                                      const float* bias, float* c,
+                                      const dsc_strided_product* product);
+dsc_cublaslt_sgemm_fn dsc_rt_cublaslt_sgemm_bias_f32;
+dsc_cublaslt_sgemm_fn dsc_rt_cublaslt_sgemm_bias_relu_f32;
+dsc_cublaslt_sgemm_fn dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32;
 
 /* Library routine "cudnn.conv2d": y = conv2d(x, w) through cuDNN (libcudnn.so.9, loaded with
  * dlopen) on the call's stream; x is NCHW, w OIHW, y NCHW, all dense. The scalars are

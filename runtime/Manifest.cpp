@@ -19,7 +19,11 @@ using nlohmann::ordered_json;
 // exists; a library compiled for version 2 calls the runtime with other arguments.
 // 4: cublas.sgemm takes dsc.sgemm's strided scalars (19 instead of 7); a CUDA library compiled
 // for version 3 would call it with other arguments.
-constexpr int kVersion = 4;
+// 5: the strided GEMM routines (dsc.sgemm, blas.sgemm, dsc.sgemm_chain, cublas.sgemm, the
+// cublaslt.sgemm_* routines) take their scalars as one descriptor (HostABI.h's
+// dsc_strided_product, dsc_strided_chain); a library compiled for version 4 passes them one by
+// one.
+constexpr int kVersion = 5;
 
 ordered_json tensor_json(const TensorInfo& t) {
   ordered_json j;

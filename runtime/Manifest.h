@@ -29,13 +29,13 @@ struct FunctionInfo {
 };
 
 struct Manifest {
-  int version = 4;
+  int version = 5;
   std::vector<FunctionInfo> functions;
   const FunctionInfo* find(const std::string& name) const; // null when absent
 };
 
 // The JSON form, keys in this order, compact:
-//   {"version":4,"functions":[{"name":"layer","host_symbol":"dsc_host_layer","device":"cpu",
+//   {"version":5,"functions":[{"name":"layer","host_symbol":"dsc_host_layer","device":"cpu",
 //     "params":[{"name":"x","dtype":"f32","dims":["B","S","768"]}, ...],
 //     "outputs":[{"name":"output0","dtype":"f32","dims":["B","S","768"]}],
 //     "arena_bytes":"B*S*3072","peak_bytes":"B*S*3072"}, ...]}
@@ -43,10 +43,9 @@ std::string to_json(const Manifest& m);
 // False (with `error` set, naming the place: "functions[0].params[1].dtype: unknown dtype
 // 'f33' ...") when the text is not a valid manifest; `out` is then left alone. Reading is
 // strict: every key above is required and no other is allowed (nor a key twice), version must
-// be 4, the device is a target kind of ir/TargetKinds.def ("cpu" or "cuda"), names, dims and sizes are non-empty strings, dtypes are
-// dsc's (dtype_name),
-// host_symbol is a C identifier, and function names and each function's parameter and output
-// names are unique.
+// be 5, the device is a target kind of ir/TargetKinds.def ("cpu" or "cuda"), names, dims and sizes
+// are non-empty strings, dtypes are dsc's (dtype_name), host_symbol is a C identifier, and function
+// names and each function's parameter and output names are unique.
 bool from_json(const std::string& text, Manifest* out, std::string* error);
 
 } // namespace dsc::runtime

@@ -106,24 +106,18 @@ extern "C" void dsc_rt_matmul_f32(const float* a, const float* bm, float* c, int
 }
 
 extern "C" void dsc_rt_matmul_f32_strided(const float* a, const float* bm, float* c,
-                                          int64_t batch, int64_t inner, int64_t m, int64_t n,
-                                          int64_t k, int64_t a_offset, int64_t a_outer,
-                                          int64_t a_inner, int64_t a_row, int64_t a_col,
-                                          int64_t b_offset, int64_t b_outer, int64_t b_inner,
-                                          int64_t b_row, int64_t b_col, int64_t c_offset,
-                                          int64_t c_outer, int64_t c_inner, int64_t c_row) {
+                                          const dsc_strided_product* product) {
   using namespace dsc::runtime;
+  const dsc_strided_product& p = *product;
+  const int64_t batch = p.batch, inner = p.inner, m = p.m, n = p.n, k = p.k;
   // Compiled code never passes negative sizes or strides; do nothing rather than touch memory.
-  if (batch <= 0 || inner <= 0 || m <= 0 || n <= 0 || k < 0) return;
-  for (int64_t x : {a_offset, a_outer, a_inner, a_row, a_col, b_offset, b_outer, b_inner, b_row,
-                    b_col, c_offset, c_outer, c_inner, c_row})
-    if (x < 0) return;
+  if (batch <= 0 || inner <= 0 || m <= 0 || n <= 0 || k < 0 || !layout_valid(p)) return;
   // The pool sets OpenBLAS's thread count when it is made (DSC_NUM_THREADS): make it before
   // the first sgemm, even in a model with no parallel loop.
   global_thread_pool();
-  a += a_offset;
-  bm += b_offset;
-  c += c_offset;
+  a += p.a_offset;
+  bm += p.b_offset;
+  c += p.c_offset;
   // Product i is (i / inner, i % inner) of the batch's two dims.
   auto at = [inner](int64_t i, int64_t outer_stride, int64_t inner_stride) {
     return i / inner * outer_stride + i % inner * inner_stride;
@@ -134,15 +128,15 @@ extern "C" void dsc_rt_matmul_f32_strided(const float* a, const float* bm, float
   };
   // A batch of A whose rows follow on, times one B, into C whose rows follow on is a single
   // product of batch * m rows.
-  if (batch > 1 && b_outer == 0 && b_inner == 0 && rows_follow(a_row, a_outer, a_inner) &&
-      rows_follow(c_row, c_outer, c_inner)) {
-    gemm(a, a_row, a_col, bm, b_row, b_col, c, c_row, batch * m, n, k);
+  if (batch > 1 && p.b_outer == 0 && p.b_inner == 0 && rows_follow(p.a_row, p.a_outer, p.a_inner) &&
+      rows_follow(p.c_row, p.c_outer, p.c_inner)) {
+    gemm(a, p.a_row, p.a_col, bm, p.b_row, p.b_col, c, p.c_row, batch * m, n, k);
     return;
   }
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
-      gemm(a + at(i, a_outer, a_inner), a_row, a_col, bm + at(i, b_outer, b_inner), b_row, b_col,
-           c + at(i, c_outer, c_inner), c_row, m, n, k);
+      gemm(a + at(i, p.a_outer, p.a_inner), p.a_row, p.a_col, bm + at(i, p.b_outer, p.b_inner),
+           p.b_row, p.b_col, c + at(i, p.c_outer, p.c_inner), p.c_row, m, n, k);
   };
   const int64_t work = multiply_adds(m, n, k);
   if (batch > 1 && work < kSmallGemm && !ThreadPool::inside_parallel_region()) {

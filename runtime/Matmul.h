@@ -16,47 +16,42 @@
 // operand with no unit stride, falls back to plain loops.
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "runtime/HostABI.h"
 
 namespace dsc::runtime {
 
-// The scalars of a strided product (HostABI.h's dsc_strided_sgemm_fn), in its order: the batch
-// (of at most two dims, `inner` the second's extent), the sizes, then A's and B's offset, outer
-// and inner batch strides, row and column strides, and C's (whose column stride is 1).
-struct StridedSgemm {
-  int64_t batch = 1, inner = 1, m = 0, n = 0, k = 0;
-  int64_t a_offset = 0, a_outer = 0, a_inner = 0, a_row = 0, a_col = 1;
-  int64_t b_offset = 0, b_outer = 0, b_inner = 0, b_row = 0, b_col = 1;
-  int64_t c_offset = 0, c_outer = 0, c_inner = 0, c_row = 0;
-
-  // dsc_rt_matmul_f32's product: a batch of dense row-major A (m x k) and B (k x n, or stored
-  // n x k when trans_b) at the given batch strides (0 shares one), into a dense C.
-  static StridedSgemm dense(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
-                            int64_t b_batch_stride, bool trans_b) {
-    StridedSgemm p;
-    p.batch = batch, p.m = m, p.n = n, p.k = k;
-    p.a_outer = a_batch_stride, p.a_row = k, p.a_col = 1;
-    p.b_outer = b_batch_stride, p.b_row = trans_b ? 1 : n, p.b_col = trans_b ? k : 1;
-    p.c_outer = m * n, p.c_row = n;
-    return p;
-  }
-};
-
-// `p` through a strided entry point.
-inline void call_strided(dsc_strided_sgemm_fn* strided, const float* a, const float* bm, float* c,
-                         const StridedSgemm& p) {
-  strided(a, bm, c, p.batch, p.inner, p.m, p.n, p.k, p.a_offset, p.a_outer, p.a_inner, p.a_row,
-          p.a_col, p.b_offset, p.b_outer, p.b_inner, p.b_row, p.b_col, p.c_offset, p.c_outer,
-          p.c_inner, p.c_row);
+// dsc_rt_matmul_f32's product (HostABI.h) as a strided one: a batch of dense row-major A
+// (m x k) and B (k x n, or stored n x k when trans_b) at the given batch strides (0 shares
+// one), into a dense C.
+inline dsc_strided_product dense_product(int64_t batch, int64_t m, int64_t n, int64_t k,
+                                         int64_t a_batch_stride, int64_t b_batch_stride,
+                                         bool trans_b) {
+  dsc_strided_product p{};
+  p.batch = batch, p.inner = 1, p.m = m, p.n = n, p.k = k;
+  p.a_outer = a_batch_stride, p.a_row = k, p.a_col = 1;
+  p.b_outer = b_batch_stride, p.b_row = trans_b ? 1 : n, p.b_col = trans_b ? k : 1;
+  p.c_outer = m * n, p.c_row = n;
+  return p;
 }
 
-// dsc_rt_matmul_f32's dense arguments (HostABI.h) as a strided entry point takes them.
+// dsc_rt_matmul_f32's dense arguments (HostABI.h) through a strided entry point.
 inline void call_dense(dsc_strided_sgemm_fn* strided, const float* a, const float* bm, float* c,
                        int64_t batch, int64_t m, int64_t n, int64_t k, int64_t a_batch_stride,
                        int64_t b_batch_stride, int64_t trans_b) {
-  call_strided(strided, a, bm, c,
-               StridedSgemm::dense(batch, m, n, k, a_batch_stride, b_batch_stride, trans_b != 0));
+  const dsc_strided_product p =
+      dense_product(batch, m, n, k, a_batch_stride, b_batch_stride, trans_b != 0);
+  strided(a, bm, c, &p);
+}
+
+// Whether none of `p`'s offsets and strides is negative (the strided entry points do nothing
+// for one that is).
+inline bool layout_valid(const dsc_strided_product& p) {
+  for (int64_t x : {p.a_offset, p.a_outer, p.a_inner, p.a_row, p.a_col, p.b_offset, p.b_outer,
+                    p.b_inner, p.b_row, p.b_col, p.c_offset, p.c_outer, p.c_inner, p.c_row})
+    if (x < 0) return false;
+  return true;
 }
 
 // Below this many multiply-adds OpenBLAS 0.3 runs sgemm single-threaded

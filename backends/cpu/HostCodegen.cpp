@@ -16,6 +16,7 @@
 #include "ir/DLDataType.h"
 #include "ir/LibraryRoutine.h"
 #include "ir/OpRegistry.h"
+#include "runtime/HostABI.h"
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 
@@ -32,6 +33,42 @@ static_assert(offsetof(DLTensor, data) == 0 && offsetof(DLTensor, ndim) == 16 &&
                   offsetof(DLTensor, strides) == 32 && offsetof(DLTensor, byte_offset) == 40 &&
                   sizeof(DLTensor) == 48,
               "the DLTensor layout of dlpack.h 0.6 on a 64-bit target");
+
+// A routine whose table row says `Descriptor` gets its scalars as a stack array of int64 in
+// ir::SgemmScalar's (or ir::SgemmChainScalar's) order, which the runtime reads as
+// dsc_strided_product (or dsc_strided_chain): each field must sit at its scalar's position.
+#define DSC_AT(type, field, slot) (offsetof(type, field) == (slot) * sizeof(int64_t))
+// The fields both begin with: the batch, the sizes, A's and B's.
+#define DSC_FIRST_PRODUCT_AT(type)                                                                 \
+  (DSC_AT(type, batch, ir::kBatch) && DSC_AT(type, inner, ir::kInner) &&                           \
+   DSC_AT(type, m, ir::kM) && DSC_AT(type, n, ir::kN) && DSC_AT(type, k, ir::kK) &&                \
+   DSC_AT(type, a_offset, ir::kAOffset) && DSC_AT(type, a_outer, ir::kAOuter) &&                   \
+   DSC_AT(type, a_inner, ir::kAInner) && DSC_AT(type, a_row, ir::kARow) &&                         \
+   DSC_AT(type, a_col, ir::kACol) && DSC_AT(type, b_offset, ir::kBOffset) &&                       \
+   DSC_AT(type, b_outer, ir::kBOuter) && DSC_AT(type, b_inner, ir::kBInner) &&                     \
+   DSC_AT(type, b_row, ir::kBRow) && DSC_AT(type, b_col, ir::kBCol))
+static_assert(sizeof(dsc_strided_product) == ir::kSgemmScalars * sizeof(int64_t) &&
+                  DSC_FIRST_PRODUCT_AT(dsc_strided_product) &&
+                  DSC_AT(dsc_strided_product, c_offset, ir::kCOffset) &&
+                  DSC_AT(dsc_strided_product, c_outer, ir::kCOuter) &&
+                  DSC_AT(dsc_strided_product, c_inner, ir::kCInner) &&
+                  DSC_AT(dsc_strided_product, c_row, ir::kCRow),
+              "dsc_strided_product's fields in ir::SgemmScalar's order");
+static_assert(sizeof(dsc_strided_chain) == ir::kSgemmChainScalars * sizeof(int64_t) &&
+                  DSC_FIRST_PRODUCT_AT(dsc_strided_chain) &&
+                  DSC_AT(dsc_strided_chain, n2, ir::kChainN2) &&
+                  DSC_AT(dsc_strided_chain, d_offset, ir::kChainDOffset) &&
+                  DSC_AT(dsc_strided_chain, d_outer, ir::kChainDOuter) &&
+                  DSC_AT(dsc_strided_chain, d_inner, ir::kChainDInner) &&
+                  DSC_AT(dsc_strided_chain, d_row, ir::kChainDRow) &&
+                  DSC_AT(dsc_strided_chain, d_col, ir::kChainDCol) &&
+                  DSC_AT(dsc_strided_chain, c_offset, ir::kChainCOffset) &&
+                  DSC_AT(dsc_strided_chain, c_outer, ir::kChainCOuter) &&
+                  DSC_AT(dsc_strided_chain, c_inner, ir::kChainCInner) &&
+                  DSC_AT(dsc_strided_chain, c_row, ir::kChainCRow),
+              "dsc_strided_chain's fields in ir::SgemmChainScalar's order");
+#undef DSC_FIRST_PRODUCT_AT
+#undef DSC_AT
 
 int64_t element_bytes(ir::DType d) {
   return ir::dtype_bits(d) / 8;
@@ -653,7 +690,8 @@ private:
     device_.run_kernel(*this, KernelCall{&s, symbols, buffers, signature.size(), ints, what});
   }
 
-  // runtime_function(buffer pointers..., int64 scalars...), as ir/LibraryRoutines.def says.
+  // runtime_function(buffer pointers..., int64 scalars... or their descriptor), as
+  // ir/LibraryRoutines.def says.
   void emit_library_call(const ir::HostStep& s) {
     const std::string what = "the call of library routine '" + s.callee + "'";
     const ir::LibraryRoutine* routine = ir::find_library_routine(s.callee);
@@ -685,12 +723,29 @@ private:
       args.push_back(pointer(id));
       types.push_back(ptr_);
     }
-    for (const symbolic::Expr& e : s.ints) {
-      args.push_back(eval(e, what));
-      types.push_back(i64_);
-    }
+    append_scalars(s, *routine, what, args, types);
     if (!ok()) return;
     device_.call_routine(*this, *routine, std::move(args), std::move(types));
+  }
+
+  // The step's scalars, after its buffers, as the routine takes them (its table's scalars_by):
+  // an i64 argument each, or the address of a stack array of them, which the runtime reads as
+  // the routine's descriptor struct (runtime/HostABI.h; the static_asserts above).
+  void append_scalars(const ir::HostStep& s, const ir::LibraryRoutine& routine,
+                      const std::string& what, std::vector<llvm::Value*>& args,
+                      std::vector<llvm::Type*>& types) {
+    if (routine.scalars_by == ir::ScalarsBy::Values) {
+      for (const symbolic::Expr& e : s.ints) {
+        args.push_back(eval(e, what));
+        types.push_back(i64_);
+      }
+      return;
+    }
+    llvm::Value* descriptor = stack_array(i64_, s.ints.size(), s.callee + ".scalars");
+    for (size_t j = 0; j < s.ints.size(); ++j)
+      b_.CreateStore(eval(s.ints[j], what), b_.CreateConstInBoundsGEP1_64(i64_, descriptor, j));
+    args.push_back(descriptor);
+    types.push_back(ptr_);
   }
 
   // epilogue_function(operand and result pointers, the routine's scalars, then the epilogue:
@@ -757,10 +812,7 @@ private:
     for (int j = 0; j < routine.operands(); ++j) args.push_back(pointer(s.buffers[j]));
     args.push_back(pointer(s.buffers.back()));
     std::vector<llvm::Type*> types(args.size(), ptr_);
-    for (const symbolic::Expr& e : s.ints) {
-      args.push_back(eval(e, what));
-      types.push_back(i64_);
-    }
+    append_scalars(s, routine, what, args, types);
     if (!ok()) return;
     args.insert(args.end(), {kernel, pointers, row_bytes,
                              b_.getInt64(static_cast<uint64_t>(formals.size())), ints,

@@ -82,7 +82,8 @@ public:
   virtual bool begin_module(llvm::Module& out, const ir::Module& m, const std::string& name,
                             std::string* error) = 0;
   virtual void run_kernel(HostBuilder& b, const KernelCall& k) const = 0;
-  // runtime_function(buffer pointers..., int64 scalars...): `args` and `types` in that order.
+  // runtime_function(buffer pointers..., then the int64 scalars or the address of their
+  // descriptor, as the routine's scalars_by says): `args` and `types` in that order.
   virtual void call_routine(HostBuilder& b, const ir::LibraryRoutine& routine,
                             std::vector<llvm::Value*> args,
                             std::vector<llvm::Type*> types) const = 0;

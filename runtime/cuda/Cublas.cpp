@@ -97,13 +97,9 @@ bool fits_int(const char* name, int64_t value, std::string* error) {
 
 } // namespace
 
-bool plan_sgemm(const StridedSgemm& p, SgemmPlan* plan, std::string* error) {
+bool plan_sgemm(const dsc_strided_product& p, SgemmPlan* plan, std::string* error) {
   *plan = SgemmPlan{};
-  const int64_t values[] = {p.batch,    p.m,       p.n,       p.k,       p.a_offset, p.a_outer,
-                            p.a_inner,  p.a_row,   p.a_col,   p.b_offset, p.b_outer, p.b_inner,
-                            p.b_row,    p.b_col,   p.c_offset, p.c_outer, p.c_inner, p.c_row};
-  for (int64_t v : values)
-    if (v < 0) return true;
+  if (p.batch < 0 || p.m < 0 || p.n < 0 || p.k < 0 || !layout_valid(p)) return true;
   if (p.inner < 1 || p.batch == 0 || p.m == 0 || p.n == 0) return true;
   if (p.batch % p.inner != 0)
     return fail(error, "a batch of " + std::to_string(p.batch) + " is no whole number of its inner " +

@@ -1,6 +1,6 @@
 #pragma once
 // Library routine "cublas.sgemm" on the GPU: dsc.sgemm's row-major product through strides
-// (HostABI.h's dsc_strided_sgemm_fn) by cuBLAS (libcublas, loaded with dlopen on first use).
+// (HostABI.h's dsc_strided_product) by cuBLAS (libcublas, loaded with dlopen on first use).
 // cuBLAS is column-major, and a row-major matrix read column-major is its transpose, so
 // C = A @ B is computed as C^T = B^T @ A^T: cuBLAS's A is our B, its B our A, and its m and n
 // are our n and m. An operand whose columns are at stride 1 is read as it is, with its row
@@ -42,12 +42,12 @@ struct SgemmPlan {
   int64_t step_a = 0, step_b = 0, step_c = 0; // between calls
 };
 
-// The plan for `p` (HostABI.h's dsc_strided_sgemm_fn). False with *error set when cuBLAS cannot
+// The plan for `p` (HostABI.h's dsc_strided_product). False with *error set when cuBLAS cannot
 // run it: a size or leading dimension beyond its 32-bit int ("m = 3000000000 does not fit
 // cuBLAS's 32-bit int"), an operand with neither stride 1, rows closer than a row is long, or
 // a batch that is not a whole number of its inner dim. Errors here and from sgemm() do not name
 // the routine; the caller does.
-bool plan_sgemm(const StridedSgemm& p, SgemmPlan* plan, std::string* error);
+bool plan_sgemm(const dsc_strided_product& p, SgemmPlan* plan, std::string* error);
 
 class Cublas {
 public:

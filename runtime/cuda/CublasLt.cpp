@@ -62,14 +62,14 @@ int lt_epilogue(GemmEpilogue e) {
 
 } // namespace
 
-bool plan_lt_sgemm(const StridedSgemm& p, SgemmPlan* plan, std::string* error) {
+bool plan_lt_sgemm(const dsc_strided_product& p, SgemmPlan* plan, std::string* error) {
   if (!plan_sgemm(p, plan, error)) return false;
   if (plan->action == SgemmPlan::Action::Nothing) return true;
   if (p.k == 0) return fail(error, "cuBLASLt's epilogue needs a depth of at least 1 (k = 0)");
   return true;
 }
 
-void apply_epilogue_loops(const StridedSgemm& p, GemmEpilogue epilogue, const float* bias,
+void apply_epilogue_loops(const dsc_strided_product& p, GemmEpilogue epilogue, const float* bias,
                           float* c) {
   if (p.batch <= 0 || p.m <= 0 || p.n <= 0 || p.inner <= 0) return;
   for (int64_t i = 0; i < p.batch; ++i) {

@@ -39,11 +39,11 @@ constexpr uint64_t kLtWorkspaceBytes = uint64_t{32} << 20;
 
 // cublas.sgemm's plan for `p`, refused when the depth is 0 (cuBLASLt's epilogue needs a
 // product to finish; legalize only picks these routines where the depth is proved positive).
-bool plan_lt_sgemm(const StridedSgemm& p, SgemmPlan* plan, std::string* error);
+bool plan_lt_sgemm(const dsc_strided_product& p, SgemmPlan* plan, std::string* error);
 
 // C = epilogue(C + bias) over the product's result through its strides, on the host: what the
 // emulator runs after its GEMM. ReLU maps NaN to 0, as cuBLASLt's max(x, 0) is taken to.
-void apply_epilogue_loops(const StridedSgemm& p, GemmEpilogue epilogue, const float* bias,
+void apply_epilogue_loops(const dsc_strided_product& p, GemmEpilogue epilogue, const float* bias,
                           float* c);
 
 class CublasLt {

@@ -17,7 +17,6 @@ using dsc::runtime::cuda::CopyKind;
 using dsc::runtime::cuda::Device;
 using dsc::runtime::cuda::GemmEpilogue;
 using dsc::runtime::cuda::LaunchShape;
-using dsc::runtime::cuda::StridedSgemm;
 
 std::string of_function(const dsc_call* call) {
   return call->info ? " of '" + call->info->name + "'" : "";
@@ -32,20 +31,21 @@ Device* device_for(dsc_call* call, const std::string& what) {
 }
 
 // "(batch 2, 5 x 7 @ 7 x 3)": a product's sizes, for errors.
-std::string product_sizes(const StridedSgemm& p) {
+std::string product_sizes(const dsc_strided_product& p) {
   return "(batch " + std::to_string(p.batch) + ", " + std::to_string(p.m) + " x " +
          std::to_string(p.k) + " @ " + std::to_string(p.k) + " x " + std::to_string(p.n) + ")";
 }
 
 int32_t cublaslt_sgemm(dsc_call* call, const std::string& what, GemmEpilogue epilogue,
                        const float* a, const float* b, const float* bias, float* c,
-                       const StridedSgemm& product) {
+                       const dsc_strided_product* product) {
   if (!call) return 1;
+  if (!product) return call->fail(what + of_function(call) + ": no product descriptor");
   Device* d = device_for(call, what);
   if (!d) return 1;
   std::string error;
-  if (!d->sgemm_epilogue(a, b, bias, c, product, epilogue, &error))
-    return call->fail(what + " " + product_sizes(product) + of_function(call) + ": " + error);
+  if (!d->sgemm_epilogue(a, b, bias, c, *product, epilogue, &error))
+    return call->fail(what + " " + product_sizes(*product) + of_function(call) + ": " + error);
   return 0;
 }
 
@@ -120,31 +120,24 @@ int32_t dsc_rt_cuda_read(dsc_call* call, void* dst, const void* src, int64_t byt
 }
 
 int32_t dsc_rt_cublas_sgemm_f32(dsc_call* call, const float* a, const float* bm, float* c,
-                                int64_t batch, int64_t inner, int64_t m, int64_t n, int64_t k,
-                                int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
-                                int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner,
-                                int64_t b_row, int64_t b_col, int64_t c_offset, int64_t c_outer,
-                                int64_t c_inner, int64_t c_row) {
+                                const dsc_strided_product* product) {
   if (!call) return 1;
   const std::string what = "cublas.sgemm";
+  if (!product) return call->fail(what + of_function(call) + ": no product descriptor");
   Device* d = device_for(call, what);
   if (!d) return 1;
-  const StridedSgemm product{batch,    inner,   m,       n,     k,     a_offset, a_outer,
-                             a_inner,  a_row,   a_col,   b_offset, b_outer, b_inner, b_row,
-                             b_col,    c_offset, c_outer, c_inner, c_row};
   std::string error;
-  if (!d->sgemm(a, bm, c, product, &error))
-    return call->fail(what + " " + product_sizes(product) + of_function(call) + ": " + error);
+  if (!d->sgemm(a, bm, c, *product, &error))
+    return call->fail(what + " " + product_sizes(*product) + of_function(call) + ": " + error);
   return 0;
 }
 
-// The three cublaslt.sgemm_* entry points (HostABI.h), each the product and its epilogue.
-#define DSC_DEFINE_CUBLASLT_SGEMM(name, routine, epilogue)                                        \
-  DSC_CUBLASLT_SGEMM(name) {                                                                       \
-    return cublaslt_sgemm(call, routine, epilogue, a, bm, bias, c,                                 \
-                          {batch, inner, m, n, k, a_offset, a_outer, a_inner, a_row, a_col,        \
-                           b_offset, b_outer, b_inner, b_row, b_col, c_offset, c_outer, c_inner,   \
-                           c_row});                                                                \
+// The three cublaslt.sgemm_* entry points (HostABI.h's dsc_cublaslt_sgemm_fn), each the product
+// and its epilogue.
+#define DSC_DEFINE_CUBLASLT_SGEMM(name, routine, epilogue)                                         \
+  int32_t name(dsc_call* call, const float* a, const float* bm, const float* bias, float* c,       \
+               const dsc_strided_product* product) {                                               \
+    return cublaslt_sgemm(call, routine, epilogue, a, bm, bias, c, product);                       \
   }
 DSC_DEFINE_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_f32, "cublaslt.sgemm_bias", GemmEpilogue::Bias)
 DSC_DEFINE_CUBLASLT_SGEMM(dsc_rt_cublaslt_sgemm_bias_relu_f32, "cublaslt.sgemm_bias_relu",

@@ -18,9 +18,6 @@ namespace dsc::runtime::cuda {
 
 enum class CopyKind : uint8_t { HostToDevice, DeviceToHost, DeviceToDevice };
 
-// HostABI.h's strided product, as cublas.sgemm takes it.
-using runtime::StridedSgemm;
-
 // HostABI.h's convolution, as cudnn.conv2d takes it (ir/LibraryRoutine.h: Conv2dScalar): the
 // input's N, C, H, W, the weights' O, KH, KW, the result's OH, OW, then groups, stride,
 // padding and dilation.
@@ -61,14 +58,13 @@ public:
   virtual bool launch(dsc_cuda_module* module, const char* kernel, const LaunchShape& shape,
                       void* const* buffers, int num_buffers, const int64_t* symbols,
                       int num_symbols, std::string* error) = 0;
-  // C[i] = A[i] @ B[i] through strides, the scalars of dsc_strided_sgemm_fn (HostABI.h), on
-  // device memory.
-  virtual bool sgemm(const float* a, const float* b, float* c, const StridedSgemm& product,
+  // C[i] = A[i] @ B[i] through strides (HostABI.h's dsc_strided_product), on device memory.
+  virtual bool sgemm(const float* a, const float* b, float* c, const dsc_strided_product& product,
                      std::string* error) = 0;
   // C[i] = epilogue(A[i] @ B[i] + bias) through strides, bias holding one value per column;
   // the depth must be at least 1.
   virtual bool sgemm_epilogue(const float* a, const float* b, const float* bias, float* c,
-                              const StridedSgemm& product, GemmEpilogue epilogue,
+                              const dsc_strided_product& product, GemmEpilogue epilogue,
                               std::string* error) = 0;
   // y = conv2d(x, w), NCHW and OIHW, dense, on device memory.
   virtual bool conv2d(const float* x, const float* w, float* y, const Conv2d& conv,

@@ -346,21 +346,22 @@ public:
   }
 
   // cuBLAS's arguments are still planned, so that a product cuBLAS would refuse fails here too.
-  bool sgemm(const float* a, const float* b, float* c, const StridedSgemm& p,
+  bool sgemm(const float* a, const float* b, float* c, const dsc_strided_product& p,
              std::string* error) override {
     SgemmPlan plan;
     if (!plan_sgemm(p, &plan, error)) return false;
-    call_strided(&dsc_rt_gemm_f32_strided, a, b, c, p);
+    dsc_rt_gemm_f32_strided(a, b, c, &p);
     return true;
   }
 
   // cuBLASLt's plan, the CPU's product, then its epilogue by loops.
   bool sgemm_epilogue(const float* a, const float* b, const float* bias, float* c,
-                      const StridedSgemm& p, GemmEpilogue epilogue, std::string* error) override {
+                      const dsc_strided_product& p, GemmEpilogue epilogue,
+                      std::string* error) override {
     SgemmPlan plan;
     if (!plan_lt_sgemm(p, &plan, error)) return false;
     if (plan.action == SgemmPlan::Action::Nothing) return true;
-    call_strided(&dsc_rt_gemm_f32_strided, a, b, c, p);
+    dsc_rt_gemm_f32_strided(a, b, c, &p);
     apply_epilogue_loops(p, epilogue, bias, c);
     return true;
   }

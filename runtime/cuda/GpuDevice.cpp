@@ -335,7 +335,7 @@ bool GpuDevice::zero(float* p, int64_t floats, CUstream s, std::string* error) {
   return settle(s, error);
 }
 
-bool GpuDevice::sgemm(const float* a, const float* b, float* c, const StridedSgemm& product,
+bool GpuDevice::sgemm(const float* a, const float* b, float* c, const dsc_strided_product& product,
                       std::string* error) {
   SgemmPlan plan;
   if (!plan_sgemm(product, &plan, error)) return false;
@@ -367,7 +367,7 @@ bool GpuDevice::conv2d(const float* x, const float* w, float* y, const Conv2d& c
 }
 
 bool GpuDevice::sgemm_epilogue(const float* a, const float* b, const float* bias, float* c,
-                               const StridedSgemm& product, GemmEpilogue epilogue,
+                               const dsc_strided_product& product, GemmEpilogue epilogue,
                                std::string* error) {
   SgemmPlan plan;
   if (!plan_lt_sgemm(product, &plan, error)) return false;

@@ -43,12 +43,12 @@ public:
   bool launch(dsc_cuda_module* module, const char* kernel, const LaunchShape& shape,
               void* const* buffers, int num_buffers, const int64_t* symbols, int num_symbols,
               std::string* error) override;
-  bool sgemm(const float* a, const float* b, float* c, const StridedSgemm& product,
+  bool sgemm(const float* a, const float* b, float* c, const dsc_strided_product& product,
              std::string* error) override;
   // cuBLASLt's and cuDNN's workspaces come from allocate() and go back after the call,
   // stream-ordered.
   bool sgemm_epilogue(const float* a, const float* b, const float* bias, float* c,
-                      const StridedSgemm& product, GemmEpilogue epilogue,
+                      const dsc_strided_product& product, GemmEpilogue epilogue,
                       std::string* error) override;
   bool conv2d(const float* x, const float* w, float* y, const Conv2d& conv,
               std::string* error) override;

@@ -28,29 +28,26 @@ int64_t batch_offset(int64_t i, int64_t inner_count, int64_t outer, int64_t inne
   return i / inner_count * outer + i % inner_count * inner;
 }
 
+// The call's two products: its operands (their offsets applied) and the sizes and strides.
 struct Chain {
   const float *a, *b, *d;
   float* c;
-  int64_t batch, inner, m, n, k, n2;
-  int64_t a_outer, a_inner, a_row, a_col;
-  int64_t b_outer, b_inner, b_row, b_col;
-  int64_t d_outer, d_inner, d_row, d_col;
-  int64_t c_outer, c_inner, c_row;
+  const dsc_strided_chain& s;
   const Epilogue* epilogue; // or null
 
   int64_t block_rows() const {
-    const int64_t rows = std::max<int64_t>(kChainBlockFloats / std::max<int64_t>(n, 1), 1);
+    const int64_t rows = std::max<int64_t>(kChainBlockFloats / std::max<int64_t>(s.n, 1), 1);
     const int64_t quantized = std::max(kBlockRowsQuantum, rows / kBlockRowsQuantum * kBlockRowsQuantum);
-    return std::min(m, quantized);
+    return std::min(s.m, quantized);
   }
 
   // Rows [row0, row0 + rows) of product i.
   void run_block(const GemmKernels& K, int64_t i, int64_t row0, int64_t rows) const {
-    float* p = chain_scratch.get(std::max<int64_t>(rows * n, 1));
-    const Product first{.a = a + batch_offset(i, inner, a_outer, a_inner) + row0 * a_row,
-                        .b = b + batch_offset(i, inner, b_outer, b_inner),
-                        .c = p, .m = rows, .n = n, .k = k, .a_row = a_row, .a_col = a_col,
-                        .b_row = b_row, .b_col = b_col, .ldc = n};
+    float* p = chain_scratch.get(std::max<int64_t>(rows * s.n, 1));
+    const Product first{.a = a + batch_offset(i, s.inner, s.a_outer, s.a_inner) + row0 * s.a_row,
+                        .b = b + batch_offset(i, s.inner, s.b_outer, s.b_inner),
+                        .c = p, .m = rows, .n = s.n, .k = s.k, .a_row = s.a_row, .a_col = s.a_col,
+                        .b_row = s.b_row, .b_col = s.b_col, .ldc = s.n};
     multiply(K, first, /*parallel=*/false);
     if (epilogue) {
       // The block's own arrays: the result (the last buffer) is the scratch block, not offset.
@@ -63,28 +60,28 @@ struct Chain {
       Epilogue e = *epilogue;
       e.buffers = buffers;
       e.row_bytes = row_bytes;
-      e.row_base = i * m;
+      e.row_base = i * s.m;
       e.run(row0, rows);
     }
-    const Product second{.a = p, .b = d + batch_offset(i, inner, d_outer, d_inner),
-                         .c = c + batch_offset(i, inner, c_outer, c_inner) + row0 * c_row,
-                         .m = rows, .n = n2, .k = n, .a_row = n, .a_col = 1, .b_row = d_row,
-                         .b_col = d_col, .ldc = c_row};
+    const Product second{.a = p, .b = d + batch_offset(i, s.inner, s.d_outer, s.d_inner),
+                         .c = c + batch_offset(i, s.inner, s.c_outer, s.c_inner) + row0 * s.c_row,
+                         .m = rows, .n = s.n2, .k = s.n, .a_row = s.n, .a_col = 1, .b_row = s.d_row,
+                         .b_col = s.d_col, .ldc = s.c_row};
     multiply(K, second, /*parallel=*/false);
   }
 
   void run() const {
-    if (batch <= 0 || inner <= 0 || m <= 0 || n < 0 || k < 0 || n2 < 0) return;
+    if (s.batch <= 0 || s.inner <= 0 || s.m <= 0 || s.n < 0 || s.k < 0 || s.n2 < 0) return;
     const GemmKernels& K = kernels();
     const int64_t rows = block_rows();
-    const int64_t blocks = (m + rows - 1) / rows;
+    const int64_t blocks = (s.m + rows - 1) / rows;
     auto tasks = [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
         const int64_t row0 = t % blocks * rows;
-        run_block(K, t / blocks, row0, std::min(rows, m - row0));
+        run_block(K, t / blocks, row0, std::min(rows, s.m - row0));
       }
     };
-    const int64_t count = batch * blocks;
+    const int64_t count = s.batch * blocks;
     if (count > 1 && !ThreadPool::inside_parallel_region())
       global_thread_pool().parallel_for(count, 1, tasks);
     else
@@ -95,43 +92,33 @@ struct Chain {
 } // namespace
 } // namespace dsc::runtime::gemm
 
-extern "C" void dsc_rt_gemm_chain_f32(
-    const float* a, const float* b, const float* d, float* c, int64_t batch, int64_t inner,
-    int64_t m, int64_t n, int64_t k, int64_t a_offset, int64_t a_outer, int64_t a_inner,
-    int64_t a_row, int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner,
-    int64_t b_row, int64_t b_col, int64_t n2, int64_t d_offset, int64_t d_outer, int64_t d_inner,
-    int64_t d_row, int64_t d_col, int64_t c_offset, int64_t c_outer, int64_t c_inner,
-    int64_t c_row) {
-  dsc_rt_gemm_chain_f32_epilogue(a, b, d, c, batch, inner, m, n, k, a_offset, a_outer, a_inner,
-                                 a_row, a_col, b_offset, b_outer, b_inner, b_row, b_col, n2,
-                                 d_offset, d_outer, d_inner, d_row, d_col, c_offset, c_outer,
-                                 c_inner, c_row, nullptr, nullptr, nullptr, 0, nullptr, 0, 0, -1);
+extern "C" void dsc_rt_gemm_chain_f32(const float* a, const float* b, const float* d, float* c,
+                                      const dsc_strided_chain* chain) {
+  dsc_rt_gemm_chain_f32_epilogue(a, b, d, c, chain, nullptr, nullptr, nullptr, 0, nullptr, 0, 0,
+                                 -1);
 }
 
-extern "C" void dsc_rt_gemm_chain_f32_epilogue(
-    const float* a, const float* b, const float* d, float* c, int64_t batch, int64_t inner,
-    int64_t m, int64_t n, int64_t k, int64_t a_offset, int64_t a_outer, int64_t a_inner,
-    int64_t a_row, int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner,
-    int64_t b_row, int64_t b_col, int64_t n2, int64_t d_offset, int64_t d_outer, int64_t d_inner,
-    int64_t d_row, int64_t d_col, int64_t c_offset, int64_t c_outer, int64_t c_inner,
-    int64_t c_row, dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
-    int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot,
-    int64_t first_row_slot) {
+extern "C" void dsc_rt_gemm_chain_f32_epilogue(const float* a, const float* b, const float* d,
+                                               float* c, const dsc_strided_chain* chain,
+                                               dsc_kernel_fn epilogue, void* const* buffers,
+                                               const int64_t* row_bytes, int64_t num_buffers,
+                                               const int64_t* symbols, int64_t num_symbols,
+                                               int64_t rows_slot, int64_t first_row_slot) {
   using namespace dsc::runtime::gemm;
   if (epilogue) {
     check_epilogue_args("dsc_rt_gemm_chain_f32_epilogue", num_buffers, num_symbols, rows_slot,
                         first_row_slot);
     if (num_buffers < 1) return; // no result to run on: documented as doing nothing
   }
-  for (int64_t x : {a_offset, a_outer, a_inner, a_row, a_col, b_offset, b_outer, b_inner, b_row,
-                    b_col, d_offset, d_outer, d_inner, d_row, d_col, c_offset, c_outer, c_inner,
-                    c_row})
+  const dsc_strided_chain& s = *chain;
+  for (int64_t x : {s.a_offset, s.a_outer, s.a_inner, s.a_row, s.a_col, s.b_offset, s.b_outer,
+                    s.b_inner, s.b_row, s.b_col, s.d_offset, s.d_outer, s.d_inner, s.d_row, s.d_col,
+                    s.c_offset, s.c_outer, s.c_inner, s.c_row})
     if (x < 0) return; // documented as doing nothing
   const Epilogue e{.kernel = epilogue, .buffers = buffers, .row_bytes = row_bytes,
                    .num_buffers = num_buffers, .symbols = symbols, .num_symbols = num_symbols,
                    .rows_slot = rows_slot, .first_row_slot = first_row_slot};
-  const Chain chain{a + a_offset, b + b_offset, d + d_offset, c + c_offset, batch, inner, m, n, k,
-                    n2, a_outer, a_inner, a_row, a_col, b_outer, b_inner, b_row, b_col, d_outer,
-                    d_inner, d_row, d_col, c_outer, c_inner, c_row, epilogue ? &e : nullptr};
-  chain.run();
+  const Chain products{a + s.a_offset, b + s.b_offset, d + s.d_offset, c + s.c_offset, s,
+                       epilogue ? &e : nullptr};
+  products.run();
 }

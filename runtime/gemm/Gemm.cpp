@@ -429,43 +429,34 @@ extern "C" void dsc_rt_gemm_f32(const float* a, const float* bm, float* c, int64
 }
 
 extern "C" void dsc_rt_gemm_f32_strided(const float* a, const float* bm, float* c,
-                                        int64_t batch, int64_t inner, int64_t m, int64_t n,
-                                        int64_t k, int64_t a_offset, int64_t a_outer,
-                                        int64_t a_inner, int64_t a_row, int64_t a_col,
-                                        int64_t b_offset, int64_t b_outer, int64_t b_inner,
-                                        int64_t b_row, int64_t b_col, int64_t c_offset,
-                                        int64_t c_outer, int64_t c_inner, int64_t c_row) {
-  dsc_rt_gemm_f32_strided_epilogue(a, bm, c, batch, inner, m, n, k, a_offset, a_outer, a_inner,
-                                   a_row, a_col, b_offset, b_outer, b_inner, b_row, b_col,
-                                   c_offset, c_outer, c_inner, c_row, nullptr, nullptr, nullptr,
-                                   0, nullptr, 0, 0, -1);
+                                        const dsc_strided_product* product) {
+  dsc_rt_gemm_f32_strided_epilogue(a, bm, c, product, nullptr, nullptr, nullptr, 0, nullptr, 0, 0,
+                                   -1);
 }
 
-extern "C" void dsc_rt_gemm_f32_strided_epilogue(
-    const float* a, const float* bm, float* c, int64_t batch, int64_t inner, int64_t m,
-    int64_t n, int64_t k, int64_t a_offset, int64_t a_outer, int64_t a_inner, int64_t a_row,
-    int64_t a_col, int64_t b_offset, int64_t b_outer, int64_t b_inner, int64_t b_row,
-    int64_t b_col, int64_t c_offset, int64_t c_outer, int64_t c_inner, int64_t c_row,
-    dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes,
-    int64_t num_buffers, const int64_t* symbols, int64_t num_symbols, int64_t rows_slot,
-    int64_t first_row_slot) {
+extern "C" void dsc_rt_gemm_f32_strided_epilogue(const float* a, const float* bm, float* c,
+                                                 const dsc_strided_product* product,
+                                                 dsc_kernel_fn epilogue, void* const* buffers,
+                                                 const int64_t* row_bytes, int64_t num_buffers,
+                                                 const int64_t* symbols, int64_t num_symbols,
+                                                 int64_t rows_slot, int64_t first_row_slot) {
   using namespace dsc::runtime::gemm;
   if (epilogue)
     check_epilogue_args("dsc_rt_gemm_f32_strided_epilogue", num_buffers, num_symbols, rows_slot,
                         first_row_slot);
-  for (int64_t x : {a_offset, a_outer, a_inner, a_row, a_col, b_offset, b_outer, b_inner, b_row,
-                    b_col, c_offset, c_outer, c_inner, c_row})
-    if (x < 0) return; // documented as doing nothing
-  const Product p{.a = a + a_offset, .b = bm + b_offset, .c = c + c_offset, .m = m, .n = n,
-                  .k = k, .a_row = a_row, .a_col = a_col, .b_row = b_row, .b_col = b_col,
-                  .ldc = c_row};
-  const Batch b{batch, inner, a_outer, a_inner, b_outer, b_inner, c_outer, c_inner};
+  const dsc_strided_product& s = *product;
+  if (!dsc::runtime::layout_valid(s)) return; // documented as doing nothing
+  const Product p{.a = a + s.a_offset, .b = bm + s.b_offset, .c = c + s.c_offset, .m = s.m,
+                  .n = s.n, .k = s.k, .a_row = s.a_row, .a_col = s.a_col, .b_row = s.b_row,
+                  .b_col = s.b_col, .ldc = s.c_row};
+  const Batch b{s.batch, s.inner, s.a_outer, s.a_inner, s.b_outer, s.b_inner, s.c_outer, s.c_inner};
   if (!epilogue) {
     batched(p, b, nullptr);
     return;
   }
   // The epilogue's rows are those of a dense C (documented as doing nothing otherwise).
-  if (c_offset != 0 || c_row != n || !b.rows_follow(m, n, c_outer, c_inner)) return;
+  if (s.c_offset != 0 || s.c_row != s.n || !b.rows_follow(s.m, s.n, s.c_outer, s.c_inner))
+    return;
   const Epilogue e{.kernel = epilogue, .buffers = buffers, .row_bytes = row_bytes,
                    .num_buffers = num_buffers, .symbols = symbols, .num_symbols = num_symbols,
                    .rows_slot = rows_slot, .first_row_slot = first_row_slot};

@@ -112,10 +112,10 @@ def manifest_seeds():
         "arena_bytes": "0", "peak_bytes": "max(K*2, N/4)",
     }
     compact = dict(separators=(",", ":"))
-    write("fuzz_manifest", "one_function.json", json.dumps({"version": 4, "functions": [layer]}, **compact))
+    write("fuzz_manifest", "one_function.json", json.dumps({"version": 5, "functions": [layer]}, **compact))
     write("fuzz_manifest", "two_functions.json",
-          json.dumps({"version": 4, "functions": [layer, gather]}, indent=1))
-    write("fuzz_manifest", "no_functions.json", '{"version":4,"functions":[]}')
+          json.dumps({"version": 5, "functions": [layer, gather]}, indent=1))
+    write("fuzz_manifest", "no_functions.json", '{"version":5,"functions":[]}')
 
 
 def prove_expr_seeds():

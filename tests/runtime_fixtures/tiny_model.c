@@ -18,7 +18,7 @@
 
 #if !defined(DSC_FIXTURE_BROKEN)
 const char dsc_manifest[] =
-    "{\"version\":4,\"functions\":["
+    "{\"version\":5,\"functions\":["
     "{\"name\":\"add_one\",\"host_symbol\":\"tiny_add_one\",\"device\":\"cpu\","
     "\"params\":[{\"name\":\"x\",\"dtype\":\"f32\",\"dims\":[\"n\"]}],"
     "\"outputs\":[{\"name\":\"output0\",\"dtype\":\"f32\",\"dims\":[\"n\"]}],"
@@ -39,10 +39,10 @@ const char dsc_manifest[] =
     "\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"}"
     "]}";
 #elif DSC_FIXTURE_BROKEN == 2
-const char dsc_manifest[] = "{\"version\": 4, \"functions\": [";
+const char dsc_manifest[] = "{\"version\": 5, \"functions\": [";
 #elif DSC_FIXTURE_BROKEN == 3
 const char dsc_manifest[] =
-    "{\"version\":4,\"functions\":[{\"name\":\"add_one\",\"host_symbol\":\"not_defined_here\",\"device\":\"cpu\","
+    "{\"version\":5,\"functions\":[{\"name\":\"add_one\",\"host_symbol\":\"not_defined_here\",\"device\":\"cpu\","
     "\"params\":[],\"outputs\":[],\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"}]}";
 #elif DSC_FIXTURE_BROKEN == 4
 const char dsc_manifest[2] = {'{', '}'};

@@ -16,7 +16,7 @@ namespace {
 TEST(CudaCublasLt, PlanIsCublassButNeedsADepth) {
   SgemmPlan plan;
   std::string error;
-  StridedSgemm p = StridedSgemm::dense(2, 3, 4, 5, 15, 0, false);
+  dsc_strided_product p = dense_product(2, 3, 4, 5, 15, 0, false);
   ASSERT_TRUE(plan_lt_sgemm(p, &plan, &error)) << error;
   EXPECT_EQ(plan.action, SgemmPlan::Action::Gemm);
   EXPECT_EQ(plan.m, 4); // cuBLAS's m is our n
@@ -36,7 +36,7 @@ float gelu_tanh(float x) {
 // A result of two batch dims (2 x 3 products of 2 x 3), its rows 5 apart, products 10 apart
 // within a group and 40 between groups, from offset 7: the loops touch exactly those elements.
 TEST(CudaCublasLt, LoopsFinishEachElementOfAStridedResult) {
-  StridedSgemm p;
+  dsc_strided_product p{};
   p.batch = 6, p.inner = 3, p.m = 2, p.n = 3, p.k = 1;
   p.c_offset = 7, p.c_outer = 40, p.c_inner = 10, p.c_row = 5;
   const std::vector<float> bias = {0.5f, -2.0f, 1.0f};
@@ -67,7 +67,7 @@ TEST(CudaCublasLt, LoopsFinishEachElementOfAStridedResult) {
 }
 
 TEST(CudaCublasLt, ReluTurnsNanIntoZeroAsCublasLtDoes) {
-  StridedSgemm p = StridedSgemm::dense(1, 1, 2, 1, 0, 0, false);
+  dsc_strided_product p = dense_product(1, 1, 2, 1, 0, 0, false);
   const float bias[] = {0.0f, 1.0f};
   float c[] = {NAN, -3.0f};
   apply_epilogue_loops(p, GemmEpilogue::BiasRelu, bias, c);

@@ -42,7 +42,7 @@ void column_major_gemm(const SgemmPlan& p, const float* a, const float* b, float
 
 // HostABI.h's strided product itself, by its definition: each product i of the batch through
 // the runtime's plain strided loops.
-void strided_product(const StridedSgemm& p, const float* a, const float* b, float* c) {
+void strided_product(const dsc_strided_product& p, const float* a, const float* b, float* c) {
   for (int64_t i = 0; i < p.batch; ++i) {
     const int64_t outer = i / p.inner, inner = i % p.inner;
     sgemm_strided_loops(a + p.a_offset + outer * p.a_outer + inner * p.a_inner, p.a_row, p.a_col,
@@ -59,7 +59,7 @@ int64_t extent(int64_t offset, int64_t outer_count, int64_t outer, int64_t inner
          (cols - 1) * col + 1;
 }
 
-void check(const std::string& what, const StridedSgemm& p) {
+void check(const std::string& what, const dsc_strided_product& p) {
   SCOPED_TRACE(what);
   const int64_t outer = p.batch / p.inner;
   std::mt19937 rng(7);
@@ -94,9 +94,9 @@ void check(const std::string& what, const StridedSgemm& p) {
 }
 
 // Dense row-major operands, a batch of one dim; B shared (batch stride 0) or one per product.
-StridedSgemm dense(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b = false,
-                   bool shared_b = false) {
-  return StridedSgemm::dense(batch, m, n, k, m * k, shared_b ? 0 : k * n, trans_b);
+dsc_strided_product dense(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b = false,
+                          bool shared_b = false) {
+  return dense_product(batch, m, n, k, m * k, shared_b ? 0 : k * n, trans_b);
 }
 
 TEST(CudaCublasPlan, MatchesTheRowMajorProduct) {
@@ -108,10 +108,10 @@ TEST(CudaCublasPlan, MatchesTheRowMajorProduct) {
     check("1x17 @ 17x13", dense(1, 1, 13, 17, trans_b));
     check("a shared B", dense(4, 3, 5, 2, trans_b, true));
   }
-  StridedSgemm shared_a = dense(4, 3, 5, 2);
+  dsc_strided_product shared_a = dense(4, 3, 5, 2);
   shared_a.a_outer = 0;
   check("a shared A", shared_a);
-  StridedSgemm a_transposed = dense(2, 5, 4, 3);
+  dsc_strided_product a_transposed = dense(2, 5, 4, 3);
   a_transposed.a_row = 1, a_transposed.a_col = 5;
   check("A stored transposed", a_transposed);
 }
@@ -121,7 +121,7 @@ TEST(CudaCublasPlan, MatchesTheRowMajorProduct) {
 // written straight into a head-merged [B, S, H, D] result. Two batch dims: a call per B.
 TEST(CudaCublasPlan, AttentionViews) {
   const int64_t b = 2, h = 3, s = 5, dh = 4, row = 3 * h * dh;
-  StridedSgemm qk;
+  dsc_strided_product qk{};
   qk.batch = b * h, qk.inner = h, qk.m = s, qk.n = s, qk.k = dh;
   qk.a_offset = 0, qk.a_outer = s * row, qk.a_inner = dh, qk.a_row = row, qk.a_col = 1;
   qk.b_offset = h * dh, qk.b_outer = s * row, qk.b_inner = dh, qk.b_row = 1, qk.b_col = row;
@@ -137,7 +137,7 @@ TEST(CudaCublasPlan, AttentionViews) {
   EXPECT_EQ(plan.lda, row);
   EXPECT_EQ(plan.ldb, row);
 
-  StridedSgemm pv;
+  dsc_strided_product pv{};
   pv.batch = b * h, pv.inner = h, pv.m = s, pv.n = dh, pv.k = s;
   pv.a_outer = h * s * s, pv.a_inner = s * s, pv.a_row = s, pv.a_col = 1;
   pv.b_offset = 2 * h * dh, pv.b_outer = s * row, pv.b_inner = dh, pv.b_row = row, pv.b_col = 1;
@@ -175,20 +175,21 @@ TEST(CudaCublasPlan, Arguments) {
 TEST(CudaCublasPlan, NothingToDo) {
   SgemmPlan p;
   std::string error;
-  for (StridedSgemm q : {dense(0, 2, 2, 2), dense(2, 0, 2, 2), dense(2, 2, 0, 2)}) {
+  for (dsc_strided_product q : {dense(0, 2, 2, 2), dense(2, 0, 2, 2), dense(2, 2, 0, 2)}) {
     ASSERT_TRUE(plan_sgemm(q, &p, &error)) << error;
     EXPECT_EQ(p.action, SgemmPlan::Action::Nothing);
   }
   // Any negative size, stride or offset, or an inner dim below 1.
-  for (int64_t StridedSgemm::*field :
-       {&StridedSgemm::batch, &StridedSgemm::m, &StridedSgemm::k, &StridedSgemm::a_offset,
-        &StridedSgemm::a_outer, &StridedSgemm::b_row, &StridedSgemm::c_row, &StridedSgemm::c_inner}) {
-    StridedSgemm q = dense(2, 2, 2, 2);
+  for (int64_t dsc_strided_product::*field :
+       {&dsc_strided_product::batch, &dsc_strided_product::m, &dsc_strided_product::k,
+        &dsc_strided_product::a_offset, &dsc_strided_product::a_outer, &dsc_strided_product::b_row,
+        &dsc_strided_product::c_row, &dsc_strided_product::c_inner}) {
+    dsc_strided_product q = dense(2, 2, 2, 2);
     q.*field = -1;
     ASSERT_TRUE(plan_sgemm(q, &p, &error)) << error;
     EXPECT_EQ(p.action, SgemmPlan::Action::Nothing);
   }
-  StridedSgemm q = dense(2, 2, 2, 2);
+  dsc_strided_product q = dense(2, 2, 2, 2);
   q.inner = 0;
   ASSERT_TRUE(plan_sgemm(q, &p, &error)) << error;
   EXPECT_EQ(p.action, SgemmPlan::Action::Nothing);
@@ -198,7 +199,7 @@ TEST(CudaCublasPlan, ZeroDepth) {
   SgemmPlan p;
   std::string error;
   // A dense C is zeroed in one go.
-  StridedSgemm q = dense(3, 4, 5, 0);
+  dsc_strided_product q = dense(3, 4, 5, 0);
   q.c_offset = 2;
   ASSERT_TRUE(plan_sgemm(q, &p, &error)) << error;
   EXPECT_EQ(p.action, SgemmPlan::Action::Zero);
@@ -213,7 +214,7 @@ TEST(CudaCublasPlan, ZeroDepth) {
 TEST(CudaCublasPlan, LayoutsCublasCannotRead) {
   SgemmPlan p;
   std::string error;
-  StridedSgemm q = dense(1, 4, 5, 3);
+  dsc_strided_product q = dense(1, 4, 5, 3);
   q.a_row = 2, q.a_col = 8;
   EXPECT_FALSE(plan_sgemm(q, &p, &error));
   EXPECT_EQ(error, "A has neither stride 1 (row 2, column 8): cuBLAS reads a matrix or its transpose");
@@ -238,7 +239,7 @@ TEST(CudaCublasPlan, SizesBeyondCublasInt) {
   EXPECT_EQ(error, "the batch = 4294967296 does not fit cuBLAS's 32-bit int");
   EXPECT_FALSE(plan_sgemm(dense(1, 2, 2147483648, 2), &p, &error));
   EXPECT_EQ(error, "n = 2147483648 does not fit cuBLAS's 32-bit int");
-  StridedSgemm wide = dense(1, 2, 2, 2);
+  dsc_strided_product wide = dense(1, 2, 2, 2);
   wide.a_row = int64_t{1} << 31;
   EXPECT_FALSE(plan_sgemm(wide, &p, &error));
   EXPECT_EQ(error, "A's leading dimension = 2147483648 does not fit cuBLAS's 32-bit int");

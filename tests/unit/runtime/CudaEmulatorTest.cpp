@@ -685,7 +685,7 @@ TEST(CudaEmulator, MemoryCopiesAndSgemm) {
   std::vector<float> ha = ramp(m * k), hb = ramp(k * n, 0.5f), hc(m * n);
   ASSERT_TRUE(d.copy(a, ha.data(), ha.size() * sizeof(float), CopyKind::HostToDevice, &error));
   ASSERT_TRUE(d.copy(b, hb.data(), hb.size() * sizeof(float), CopyKind::HostToDevice, &error));
-  ASSERT_TRUE(d.sgemm(a, b, c, StridedSgemm::dense(1, m, n, k, 0, 0, false), &error)) << error;
+  ASSERT_TRUE(d.sgemm(a, b, c, dense_product(1, m, n, k, 0, 0, false), &error)) << error;
   ASSERT_TRUE(d.copy(hc.data(), c, hc.size() * sizeof(float), CopyKind::DeviceToHost, &error));
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {

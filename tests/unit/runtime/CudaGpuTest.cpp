@@ -265,8 +265,8 @@ TEST(CudaGpu, SgemmMatchesTheCpu) {
     std::vector<float> poison(want.size(), NAN);
     float* dc = upload(poison);
     std::string error;
-    ASSERT_TRUE(gpu()->sgemm(
-        da, db, dc, cuda::StridedSgemm::dense(c.batch, c.m, c.n, c.k, as, bs, c.trans_b), &error))
+    ASSERT_TRUE(
+        gpu()->sgemm(da, db, dc, dense_product(c.batch, c.m, c.n, c.k, as, bs, c.trans_b), &error))
         << error;
     std::vector<float> got = download(dc, want.size());
     for (size_t i = 0; i < want.size(); ++i)
@@ -293,8 +293,7 @@ TEST(CudaGpu, SgemmEpilogueMatchesTheLoops) {
                                  cuda::GemmEpilogue::BiasGeluTanh}) {
       SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) +
                    "x" + std::to_string(c.k) + " epilogue " + std::to_string(static_cast<int>(e)));
-      const cuda::StridedSgemm p =
-          cuda::StridedSgemm::dense(c.batch, c.m, c.n, c.k, c.m * c.k, 0, c.trans_b);
+      const dsc_strided_product p = dense_product(c.batch, c.m, c.n, c.k, c.m * c.k, 0, c.trans_b);
       std::vector<float> a(static_cast<size_t>(c.batch * c.m * c.k)),
           b(static_cast<size_t>(c.k * c.n)), bias(static_cast<size_t>(c.n));
       for (std::vector<float>* v : {&a, &b, &bias})
@@ -325,7 +324,7 @@ TEST(CudaGpu, SgemmEpilogueMatchesTheLoops) {
 // is accepted, so that the first GPU run settles it.
 TEST(CudaGpu, CublasLtReluOfNan) {
   SKIP_WITHOUT_GPU();
-  const cuda::StridedSgemm p = cuda::StridedSgemm::dense(1, 4, 8, 4, 0, 0, false);
+  const dsc_strided_product p = dense_product(1, 4, 8, 4, 0, 0, false);
   std::vector<float> a(16, 1.0f), b(32, 1.0f), bias(8, 0.0f);
   bias[3] = NAN;
   float* da = upload(a);
@@ -502,7 +501,7 @@ TEST(CudaGpu, ConcurrentCalls) {
         float* da = upload(a);
         float* db = upload(b);
         auto* dc = static_cast<float*>(gpu()->allocate(4 * 3 * 4, "c", &error));
-        if (!gpu()->sgemm(da, db, dc, cuda::StridedSgemm::dense(1, 4, 3, n, 0, 0, false), &error))
+        if (!gpu()->sgemm(da, db, dc, dense_product(1, 4, 3, n, 0, 0, false), &error))
           failures[t] = error;
         std::vector<float> got = download(dc, 12), want(12);
         sgemm_loops(a.data(), b.data(), want.data(), 4, 3, n, false);

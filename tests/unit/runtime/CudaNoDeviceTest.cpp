@@ -114,15 +114,19 @@ TEST(CudaNoDevice, HostAbiFunctionsRecordErrors) {
   {
     dsc_call call(&info);
     float a[1], b[1], c[1];
-    EXPECT_EQ(dsc_rt_cublas_sgemm_f32(&call, a, b, c, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1), 1);
+    const dsc_strided_product p{1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1};
+    EXPECT_EQ(dsc_rt_cublas_sgemm_f32(&call, a, b, c, &p), 1);
     EXPECT_THAT(call.error, StartsWith("cublas.sgemm of 'layer': " + std::string(kReason)));
+    // A null descriptor is refused before the device is asked for.
+    dsc_call none(&info);
+    EXPECT_EQ(dsc_rt_cublas_sgemm_f32(&none, a, b, c, nullptr), 1);
+    EXPECT_EQ(none.error, "cublas.sgemm of 'layer': no product descriptor");
   }
   {
     dsc_call call(&info);
     float a[1], b[1], bias[1], c[1];
-    EXPECT_EQ(dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32(&call, a, b, bias, c, 1, 1, 1, 1, 1, 0, 0, 0,
-                                                       1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1),
-              1);
+    const dsc_strided_product p{1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1};
+    EXPECT_EQ(dsc_rt_cublaslt_sgemm_bias_gelu_tanh_f32(&call, a, b, bias, c, &p), 1);
     EXPECT_THAT(call.error,
                 StartsWith("cublaslt.sgemm_bias_gelu_tanh of 'layer': " + std::string(kReason)));
   }

@@ -105,16 +105,16 @@ void expect_reads(const Layout& layout, int32_t op, int64_t rows, int64_t cols, 
 
 struct Product {
   const char* name;
-  StridedSgemm p;
+  dsc_strided_product p;
 };
 
 std::vector<Product> products() {
   std::vector<Product> out;
-  out.push_back({"dense 7 x 5 @ 5 x 3", StridedSgemm::dense(1, 7, 3, 5, 0, 0, false)});
+  out.push_back({"dense 7 x 5 @ 5 x 3", dense_product(1, 7, 3, 5, 0, 0, false)});
   out.push_back({"batch of 4, B shared and stored transposed",
-                 StridedSgemm::dense(4, 13, 9, 11, 13 * 11, 0, true)});
+                 dense_product(4, 13, 9, 11, 13 * 11, 0, true)});
   // Two batch dims (2 x 3) of 5 x 6 @ 6 x 4 inside wider rows: each call is the inner three.
-  StridedSgemm two;
+  dsc_strided_product two{};
   two.batch = 6, two.inner = 3, two.m = 5, two.n = 4, two.k = 6;
   two.a_outer = 300, two.a_inner = 80, two.a_row = 8, two.a_col = 1;
   two.b_outer = 0, two.b_inner = 40, two.b_row = 1, two.b_col = 6;

@@ -62,16 +62,18 @@ void check_chain(const ChainCase& c, int threads, bool epilogue, std::mt19937& r
   const int64_t row_bytes[] = {0, int64_t(sizeof(int64_t)), n * int64_t(sizeof(float))};
   const int64_t symbols[] = {n, -1, -1, h * m};
   const std::string what = describe(c, threads, epilogue);
+  const dsc_strided_chain chain{o * h, h, m, n, k,
+                                0, m * h * k, k, h * k, 1,      // A
+                                0, n * h * k, k, 1, h * k,      // B, read transposed
+                                n2,
+                                0, n * h * n2, n2, h * n2, 1,   // D
+                                0, m * h * n2, n2, h * n2};     // C
   dsc_set_num_threads(threads);
   if (epilogue)
-    dsc_rt_gemm_chain_f32_epilogue(a.data(), b.data(), dm.data(), out.data(), o * h, h, m, n, k,
-                                   0, m * h * k, k, h * k, 1, 0, n * h * k, k, 1, h * k, n2, 0,
-                                   n * h * n2, n2, h * n2, 1, 0, m * h * n2, n2, h * n2,
+    dsc_rt_gemm_chain_f32_epilogue(a.data(), b.data(), dm.data(), out.data(), &chain,
                                    masked_softmax, buffers, row_bytes, 3, symbols, 4, 1, 2);
   else
-    dsc_rt_gemm_chain_f32(a.data(), b.data(), dm.data(), out.data(), o * h, h, m, n, k, 0,
-                          m * h * k, k, h * k, 1, 0, n * h * k, k, 1, h * k, n2, 0, n * h * n2,
-                          n2, h * n2, 1, 0, m * h * n2, n2, h * n2);
+    dsc_rt_gemm_chain_f32(a.data(), b.data(), dm.data(), out.data(), &chain);
   dsc_set_num_threads(0);
   std::vector<double> p(n), row(n2), size(n2);
   for (int64_t bo = 0; bo < o; ++bo)
@@ -121,8 +123,9 @@ TEST(GemmChain, MatchesTheProductsAtAwkwardSizes) {
 
 TEST(GemmChain, NegativeStridesDoNothing) {
   float a = 1, b = 1, d = 1, c = -3;
-  dsc_rt_gemm_chain_f32(&a, &b, &d, &c, 1, 1, 1, 1, 1, 0, 0, 0, -1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0,
-                        1, 1, 0, 0, 0, 1);
+  const dsc_strided_chain chain{1, 1, 1, 1, 1, 0, 0, 0, -1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0,
+                                1, 1, 0, 0, 0, 1};
+  dsc_rt_gemm_chain_f32(&a, &b, &d, &c, &chain);
   EXPECT_EQ(c, -3);
 }
 
@@ -132,10 +135,10 @@ TEST(GemmChainDeathTest, EpilogueLimitsAbort) {
   void* buffers[17] = {};
   const int64_t row_bytes[17] = {};
   const int64_t symbols[4] = {};
-  EXPECT_DEATH(dsc_rt_gemm_chain_f32_epilogue(&a, &b, &d, &c, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1,
-                                              0, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1,
-                                              masked_softmax, buffers, row_bytes, 17, symbols, 4,
-                                              1, 2),
+  const dsc_strided_chain chain{1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1,
+                                0, 1, 0, 1};
+  EXPECT_DEATH(dsc_rt_gemm_chain_f32_epilogue(&a, &b, &d, &c, &chain, masked_softmax, buffers,
+                                              row_bytes, 17, symbols, 4, 1, 2),
                "dsc_rt_gemm_chain_f32_epilogue with 17 buffers");
 }
 

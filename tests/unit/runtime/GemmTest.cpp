@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "runtime/HostABI.h"
+#include "runtime/Matmul.h"
 #include "runtime/dsc_runtime.h"
 
 namespace dsc::runtime::gemm {
@@ -229,16 +230,20 @@ TEST(Gemm, StridedBatchesAgainstLoops) {
     const int64_t count = c.batch * c.heads;
     // Scores: Q [b, h, i, q] = qkv[b, i, h*dh + q]; K^T [b, h, q, j] = qkv[b, j, H*dh + h*dh + q].
     std::vector<float> scores(static_cast<size_t>(count * c.s * c.s), std::nanf(""));
-    dsc_rt_gemm_f32_strided(qkv.data(), qkv.data(), scores.data(), count, c.heads, c.s, c.s, c.dh,
-                            0, c.s * width, c.dh, width, 1, c.heads * c.dh, c.s * width, c.dh, 1,
-                            width, 0, c.heads * c.s * c.s, c.s * c.s, c.s);
+    const dsc_strided_product qk{count, c.heads, c.s, c.s, c.dh,
+                                 0, c.s * width, c.dh, width, 1,
+                                 c.heads * c.dh, c.s * width, c.dh, 1, width,
+                                 0, c.heads * c.s * c.s, c.s * c.s, c.s};
+    dsc_rt_gemm_f32_strided(qkv.data(), qkv.data(), scores.data(), &qk);
     // Probabilities (the scores) times V [b, h, j, q] = qkv[b, j, 2*H*dh + h*dh + q], written
     // to out[b, i, h*dh + q].
     const int64_t merged = c.heads * c.dh;
     std::vector<float> out(static_cast<size_t>(count * c.s * c.dh), std::nanf(""));
-    dsc_rt_gemm_f32_strided(scores.data(), qkv.data(), out.data(), count, c.heads, c.s, c.dh,
-                            c.s, 0, c.heads * c.s * c.s, c.s * c.s, c.s, 1, 2 * c.heads * c.dh,
-                            c.s * width, c.dh, width, 1, 0, c.s * merged, c.dh, merged);
+    const dsc_strided_product pv{count, c.heads, c.s, c.dh, c.s,
+                                 0, c.heads * c.s * c.s, c.s * c.s, c.s, 1,
+                                 2 * c.heads * c.dh, c.s * width, c.dh, width, 1,
+                                 0, c.s * merged, c.dh, merged};
+    dsc_rt_gemm_f32_strided(scores.data(), qkv.data(), out.data(), &pv);
     const std::string what = "B=" + std::to_string(c.batch) + " H=" + std::to_string(c.heads) +
                              " S=" + std::to_string(c.s) + " D=" + std::to_string(c.dh);
     for (int64_t b = 0; b < c.batch; ++b)
@@ -272,8 +277,9 @@ TEST(Gemm, StridedBatchesAgainstLoops) {
   for (float& x : a) x = d(rng);
   for (float& x : b) x = d(rng);
   std::vector<float> c(static_cast<size_t>(6 * m * n), std::nanf(""));
-  dsc_rt_gemm_f32_strided(a.data(), b.data(), c.data(), 6, 3, m, n, k, 0, 0, 0, k, 1, 0,
-                          3 * k * n, k * n, n, 1, 0, 3 * m * n, m * n, n);
+  dsc_strided_product shared{6, 3, m, n, k, 0, 0, 0, k, 1, 0, 3 * k * n, k * n, n, 1,
+                             0, 3 * m * n, m * n, n};
+  dsc_rt_gemm_f32_strided(a.data(), b.data(), c.data(), &shared);
   for (int64_t i = 0; i < 6; ++i)
     for (int64_t r = 0; r < m; ++r)
       for (int64_t j = 0; j < n; ++j) {
@@ -282,8 +288,8 @@ TEST(Gemm, StridedBatchesAgainstLoops) {
         ASSERT_NEAR(c[(i * m + r) * n + j], want, 1e-4) << "shared A, product " << i;
       }
   std::vector<float> untouched(c);
-  dsc_rt_gemm_f32_strided(a.data(), b.data(), c.data(), 6, 3, m, n, k, 0, 0, 0, k, -1, 0,
-                          3 * k * n, k * n, n, 1, 0, 3 * m * n, m * n, n);
+  shared.a_col = -1;
+  dsc_rt_gemm_f32_strided(a.data(), b.data(), c.data(), &shared);
   EXPECT_EQ(std::memcmp(c.data(), untouched.data(), c.size() * sizeof(float)), 0);
   // A batch of A whose rows follow on, times one B, into C whose rows do not (each product's
   // rows gapped by 2 floats and offset by 1): not one product of 6 * m rows, and the gaps stay.
@@ -291,8 +297,9 @@ TEST(Gemm, StridedBatchesAgainstLoops) {
   for (float& x : rows) x = d(rng);
   const int64_t ldc = n + 2;
   std::vector<float> gapped(static_cast<size_t>(1 + 6 * m * ldc), -7.0f);
-  dsc_rt_gemm_f32_strided(rows.data(), b.data(), gapped.data(), 6, 3, m, n, k, 0, 3 * m * k,
-                          m * k, k, 1, 0, 0, 0, n, 1, 1, 3 * m * ldc, m * ldc, ldc);
+  const dsc_strided_product folded{6, 3, m, n, k, 0, 3 * m * k, m * k, k, 1, 0, 0, 0, n, 1,
+                                   1, 3 * m * ldc, m * ldc, ldc};
+  dsc_rt_gemm_f32_strided(rows.data(), b.data(), gapped.data(), &folded);
   for (int64_t i = 0; i < 6; ++i)
     for (int64_t r = 0; r < m; ++r)
       for (int64_t j = 0; j < ldc; ++j) {
@@ -500,10 +507,10 @@ void check_epilogue(const EpilogueCase& s, int threads, std::mt19937& rng, bool 
       e.first_row_slot = 3;
       multiply(*K, p, true, &e);
     } else {
-      dsc_rt_gemm_f32_strided_epilogue(
-          a.data(), b.data(), c.data(), s.batch, 1, s.m, s.n, s.k, 0, s.m * s.k, 0, s.k, 1, 0,
-          s.batched_b ? s.k * s.n : 0, 0, s.trans_b ? 1 : s.n, s.trans_b ? s.k : 1, 0,
-          s.m * s.n, 0, s.n, scale_bias_residual, buffers, row_bytes, 5, symbols, 4, 1, 3);
+      const dsc_strided_product p =
+          dense_product(s.batch, s.m, s.n, s.k, s.m * s.k, s.batched_b ? s.k * s.n : 0, s.trans_b);
+      dsc_rt_gemm_f32_strided_epilogue(a.data(), b.data(), c.data(), &p, scale_bias_residual,
+                                       buffers, row_bytes, 5, symbols, 4, 1, 3);
     }
     if (constant) {
       EXPECT_EQ(constant_pack_count(), packs + 1) << what;
@@ -599,9 +606,9 @@ TEST(GemmEpilogue, NeedsADenseResult) {
   for (auto [offset, row] : {std::pair<int64_t, int64_t>{0, n + 1}, {1, n}}) {
     std::vector<float> c((m + 1) * (n + 1), -3.0f);
     void* const buffers[] = {c.data(), bias.data(), res.data(), calls.data(), positions.data()};
-    dsc_rt_gemm_f32_strided_epilogue(a.data(), b.data(), c.data(), 1, 1, m, n, k, 0, 0, 0, k, 1,
-                                     0, 0, 0, n, 1, offset, 0, 0, row, scale_bias_residual,
-                                     buffers, row_bytes, 5, symbols, 4, 1, 3);
+    const dsc_strided_product p{1, 1, m, n, k, 0, 0, 0, k, 1, 0, 0, 0, n, 1, offset, 0, 0, row};
+    dsc_rt_gemm_f32_strided_epilogue(a.data(), b.data(), c.data(), &p, scale_bias_residual, buffers,
+                                     row_bytes, 5, symbols, 4, 1, 3);
     for (float x : c) ASSERT_EQ(x, -3.0f) << "offset " << offset << ", row stride " << row;
     for (int64_t x : calls) ASSERT_EQ(x, 0);
   }
@@ -642,9 +649,9 @@ TEST(GemmEpilogueDeathTest, LimitsAbort) {
   const int64_t symbols[65] = {};
   auto call = [&](int64_t num_buffers, int64_t num_symbols, int64_t rows_slot,
                   int64_t first_row_slot) {
-    dsc_rt_gemm_f32_strided_epilogue(&a, &b, &c, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 0,
-                                     1, 0, 1, scale_bias_residual, buffers, row_bytes, num_buffers,
-                                     symbols, num_symbols, rows_slot, first_row_slot);
+    const dsc_strided_product p = dense_product(1, 1, 1, 1, 1, 1, false);
+    dsc_rt_gemm_f32_strided_epilogue(&a, &b, &c, &p, scale_bias_residual, buffers, row_bytes,
+                                     num_buffers, symbols, num_symbols, rows_slot, first_row_slot);
   };
   EXPECT_DEATH(call(17, 4, 1, 3), "17 buffers");
   EXPECT_DEATH(call(5, 65, 1, 3), "65 symbols");

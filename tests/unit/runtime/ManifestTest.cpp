@@ -39,7 +39,7 @@ TEST(ManifestJson, RoundTrip) {
   Manifest back;
   std::string error;
   ASSERT_TRUE(from_json(text, &back, &error)) << error << "\n" << text;
-  EXPECT_EQ(back.version, 4);
+  EXPECT_EQ(back.version, 5);
   ASSERT_EQ(back.functions.size(), m.functions.size());
   for (size_t f = 0; f < m.functions.size(); ++f) {
     const FunctionInfo& a = m.functions[f];
@@ -69,7 +69,7 @@ TEST(ManifestJson, JsonLayout) {
   f.arena_bytes = "0";
   f.peak_bytes = "0";
   m.functions = {f};
-  EXPECT_EQ(to_json(m), R"({"version":4,"functions":[{"name":"f","host_symbol":"f_host","device":"cpu",)"
+  EXPECT_EQ(to_json(m), R"({"version":5,"functions":[{"name":"f","host_symbol":"f_host","device":"cpu",)"
                         R"("params":[{"name":"x","dtype":"f32","dims":["n"]}],)"
                         R"("outputs":[{"name":"output0","dtype":"f32","dims":["n"]}],)"
                         R"("arena_bytes":"0","peak_bytes":"0"}]})");
@@ -88,7 +88,7 @@ TEST(ManifestJson, TypeStringAndFind) {
 TEST(ManifestJson, EmptyFunctionList) {
   Manifest m;
   std::string error;
-  ASSERT_TRUE(from_json(R"({"version": 4, "functions": []})", &m, &error)) << error;
+  ASSERT_TRUE(from_json(R"({"version": 5, "functions": []})", &m, &error)) << error;
   EXPECT_TRUE(m.functions.empty());
 }
 
@@ -110,7 +110,7 @@ std::string with_function(const std::string& key, const std::string& value) {
     first = false;
   }
   if (key == "extra") s += ",\"extra\":" + value;
-  return R"({"version":4,"functions":[)" + s + "}]}";
+  return R"({"version":5,"functions":[)" + s + "}]}";
 }
 
 std::string error_of(const std::string& text) {
@@ -124,22 +124,22 @@ std::string error_of(const std::string& text) {
 TEST(ManifestJson, Malformed) {
   EXPECT_THAT(error_of(""), HasSubstr("the manifest is not valid JSON"));
   EXPECT_THAT(error_of("{\"version\": 1, \"functions\": ["), HasSubstr("not valid JSON"));
-  EXPECT_THAT(error_of(R"({"version":4,"functions":[]} trailing)"), HasSubstr("not valid JSON"));
-  EXPECT_THAT(error_of(R"({"version":4,"functions":[]} // comment)"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(error_of(R"({"version":5,"functions":[]} trailing)"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(error_of(R"({"version":5,"functions":[]} // comment)"), HasSubstr("not valid JSON"));
   EXPECT_EQ(error_of("[1, 2]"), "the manifest is an array, not an object");
   EXPECT_EQ(error_of(R"({"functions":[]})"), "the manifest: missing key 'version'");
-  EXPECT_EQ(error_of(R"({"version":4})"), "the manifest: missing key 'functions'");
-  EXPECT_EQ(error_of(R"({"version":4,"functions":[],"x":0})"), "the manifest: unexpected key 'x'");
-  EXPECT_EQ(error_of(R"({"version":3,"functions":[]})"),
-            "unsupported manifest version 3 (this runtime reads 4)");
+  EXPECT_EQ(error_of(R"({"version":5})"), "the manifest: missing key 'functions'");
+  EXPECT_EQ(error_of(R"({"version":5,"functions":[],"x":0})"), "the manifest: unexpected key 'x'");
+  EXPECT_EQ(error_of(R"({"version":4,"functions":[]})"),
+            "unsupported manifest version 4 (this runtime reads 5)");
   EXPECT_EQ(error_of(R"({"version":"1","functions":[]})"),
             "the manifest: 'version' is a string, not an integer");
-  EXPECT_EQ(error_of(R"({"version":4.0,"functions":[]})"),
+  EXPECT_EQ(error_of(R"({"version":5.0,"functions":[]})"),
             "the manifest: 'version' is a number, not an integer");
-  EXPECT_EQ(error_of(R"({"version":4,"functions":{}})"),
+  EXPECT_EQ(error_of(R"({"version":5,"functions":{}})"),
             "the manifest: 'functions' is an object, not an array");
-  EXPECT_EQ(error_of(R"({"version":4,"functions":[null]})"), "functions[0] is null, not an object");
-  EXPECT_EQ(error_of(R"({"version":4,"version":3,"functions":[]})"),
+  EXPECT_EQ(error_of(R"({"version":5,"functions":[null]})"), "functions[0] is null, not an object");
+  EXPECT_EQ(error_of(R"({"version":5,"version":4,"functions":[]})"),
             "the manifest has a duplicate key 'version'");
 
   EXPECT_EQ(error_of(with_function("name", "")), "functions[0]: missing key 'name'");
@@ -180,7 +180,7 @@ TEST(ManifestJson, Malformed) {
 
   std::string f = with_function("name", R"("f")");
   std::string body = f.substr(f.find("[{") + 1, f.rfind("}]") - f.find("[{"));
-  EXPECT_EQ(error_of(R"({"version":4,"functions":[)" + body + "," + body + "]}"),
+  EXPECT_EQ(error_of(R"({"version":5,"functions":[)" + body + "," + body + "]}"),
             "functions[1]: duplicate function name 'f'");
 }
 

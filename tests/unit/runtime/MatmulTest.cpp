@@ -146,12 +146,9 @@ TEST(MatmulBlas, LoopFallbackMatchesBlas) {
   }
 }
 
-// The strided entry points (the scalars of dsc.sgemm and blas.sgemm): operands and result
-// through strides over a batch of two dims.
-using StridedEntry = void (*)(const float*, const float*, float*, int64_t, int64_t, int64_t,
-                              int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                              int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                              int64_t, int64_t);
+// The strided entry points (dsc.sgemm and blas.sgemm, given a dsc_strided_product): operands
+// and result through strides over a batch of two dims.
+using StridedEntry = dsc_strided_sgemm_fn*;
 
 class StridedMatmulF32 : public ::testing::TestWithParam<StridedEntry> {};
 
@@ -172,9 +169,11 @@ void check_strided(StridedEntry matmul, const StridedCase& s, std::mt19937& rng)
   auto b = random_floats(static_cast<size_t>(extent(s.b, s.k, s.n, false)), rng);
   std::vector<float> c(static_cast<size_t>(extent(s.c, s.m, s.n, true)), -7.0f);
   std::vector<bool> written(c.size(), false);
-  matmul(a.data(), b.data(), c.data(), s.outer * s.inner, s.inner, s.m, s.n, s.k, s.a[0], s.a[1],
-         s.a[2], s.a[3], s.a[4], s.b[0], s.b[1], s.b[2], s.b[3], s.b[4], s.c[0], s.c[1], s.c[2],
-         s.c[3]);
+  const dsc_strided_product p{s.outer * s.inner, s.inner, s.m, s.n, s.k,
+                              s.a[0], s.a[1], s.a[2], s.a[3], s.a[4],
+                              s.b[0], s.b[1], s.b[2], s.b[3], s.b[4],
+                              s.c[0], s.c[1], s.c[2], s.c[3]};
+  matmul(a.data(), b.data(), c.data(), &p);
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t h = 0; h < s.inner; ++h)
       for (int64_t i = 0; i < s.m; ++i)

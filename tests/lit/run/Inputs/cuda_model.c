@@ -11,7 +11,7 @@
 #include "runtime/HostABI.h"
 
 const char dsc_manifest[] =
-    "{\"version\":4,\"functions\":["
+    "{\"version\":5,\"functions\":["
     "{\"name\":\"scale\",\"host_symbol\":\"cuda_model_scale\",\"device\":\"cuda\","
     "\"params\":[{\"name\":\"x\",\"dtype\":\"f32\",\"dims\":[\"N\"]}],"
     "\"outputs\":[{\"name\":\"output0\",\"dtype\":\"f32\",\"dims\":[\"N\"]}],"
@@ -87,7 +87,8 @@ int32_t cuda_model_matmul(dsc_call* call, const DLTensor* const* inputs) {
   float* c = (float*)dsc_rt_output(call, 0, kDLFloat, 32, 3, shape);
   if (!c) return 1;
   /* batch b, inner 1, m, n, k; A dense per batch element; B shared; C dense. */
+  const dsc_strided_product product = {b, 1, m, n, k, 0, m * k, 0, k, 1,
+                                       0, 0, 0, n, 1, 0, m * n, 0, n};
   return dsc_rt_cublas_sgemm_f32(call, (const float*)dsc_rt_input_data(inputs[0]),
-                                 (const float*)dsc_rt_input_data(inputs[1]), c, b, 1, m, n, k,
-                                 0, m * k, 0, k, 1, 0, 0, 0, n, 1, 0, m * n, 0, n);
+                                 (const float*)dsc_rt_input_data(inputs[1]), c, &product);
 }
