@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ir/Type.h"
+#include "symbolic/Syntax.h"
 
 namespace dsc::lang {
 
@@ -18,55 +19,30 @@ std::optional<Expr> fail() {
 }
 
 // Checks that an operand has the kind its operator needs.
-bool check_operand(const Expr& x, bool want_bool, const ast::Expr& operand, const char* op,
-                   DimContext& ctx) {
+bool check_operand(const Expr& x, symbolic::Operands want, const ast::Expr& operand,
+                   std::string_view op, DimContext& ctx) {
+  const bool want_bool = want == symbolic::Operands::Predicates;
   if (x.is_bool() == want_bool) return true;
-  std::string msg = std::string("'") + op + "' needs " +
+  std::string msg = "'" + std::string(op) + "' needs " +
                     (want_bool ? "predicate operands; this operand is an integer expression"
                                : "integer operands; this operand is a predicate");
   ctx.diags.error(operand.loc, std::move(msg));
   return false;
 }
 
-Expr make_arith(ast::Op op, Expr a, Expr b) {
-  switch (op) {
-  case ast::Op::Add:
-    return symbolic::Add::make(std::move(a), std::move(b));
-  case ast::Op::Sub:
-    return symbolic::Sub::make(std::move(a), std::move(b));
-  case ast::Op::Mul:
-    return symbolic::Mul::make(std::move(a), std::move(b));
-  case ast::Op::Div:
-    return symbolic::FloorDiv::make(std::move(a), std::move(b));
-  default:
-    return symbolic::FloorMod::make(std::move(a), std::move(b));
-  }
-}
-
-// `a > b` is built as `b < a`, as symbolic/Parser.h does, so that printed text reads back the
-// same.
-Expr make_comparison(ast::Op op, const Expr& a, const Expr& b) {
-  switch (op) {
-  case ast::Op::EQ:
-    return symbolic::EQ::make(a, b);
-  case ast::Op::NE:
-    return symbolic::NE::make(a, b);
-  case ast::Op::LT:
-    return symbolic::LT::make(a, b);
-  case ast::Op::LE:
-    return symbolic::LE::make(a, b);
-  case ast::Op::GT:
-    return symbolic::LT::make(b, a);
-  default:
-    return symbolic::LE::make(b, a);
-  }
+// The node an operator of the front end builds: the dim grammar's operator of that spelling.
+const symbolic::InfixOperator& infix_operator(ast::Op op) {
+  const symbolic::InfixOperator* infix = symbolic::infix_operator(ast::op_spelling(op));
+  internal_assert(infix) << "'" << ast::op_spelling(op) << "' is not an operator of dims";
+  return *infix;
 }
 
 std::optional<Expr> call(const ast::Expr& e, DimContext& ctx) {
-  bool minmax = e.text == "min" || e.text == "max";
-  if (!minmax) {
+  const symbolic::Function* fn = symbolic::function(e.text);
+  if (!fn) {
     ctx.diags.error(e.loc, "unknown function '" + e.text + "' in " + ctx.what)
-        .notes.push_back({SourceLoc{}, "the functions of dims are min(a, b) and max(a, b)"});
+        .notes.push_back(
+            {SourceLoc{}, "the functions of dims are " + symbolic::function_list("(a, b)")});
     return fail();
   }
   bool keywords = std::any_of(e.args.begin(), e.args.end(),
@@ -78,11 +54,12 @@ std::optional<Expr> call(const ast::Expr& e, DimContext& ctx) {
   std::optional<Expr> a = to_symbolic(*e.args[0].value, ctx);
   std::optional<Expr> b = to_symbolic(*e.args[1].value, ctx);
   if (!a || !b) return fail();
-  if (!check_operand(*a, false, *e.args[0].value, e.text.c_str(), ctx) ||
-      !check_operand(*b, false, *e.args[1].value, e.text.c_str(), ctx)) {
+  constexpr symbolic::Operands kIntegers = symbolic::Operands::Integers;
+  if (!check_operand(*a, kIntegers, *e.args[0].value, e.text, ctx) ||
+      !check_operand(*b, kIntegers, *e.args[1].value, e.text, ctx)) {
     return fail();
   }
-  return e.text == "min" ? symbolic::Min::make(*a, *b) : symbolic::Max::make(*a, *b);
+  return fn->make(*a, *b);
 }
 
 std::optional<Expr> compare_chain(const ast::Expr& e, DimContext& ctx) {
@@ -94,15 +71,15 @@ std::optional<Expr> compare_chain(const ast::Expr& e, DimContext& ctx) {
   }
   if (!ok) return fail();
   for (size_t i = 0; i < e.ops.size(); ++i) {
-    const char* op = ast::op_spelling(e.ops[i]);
-    if (!check_operand(*xs[i], false, *e.operands[i], op, ctx) ||
-        !check_operand(*xs[i + 1], false, *e.operands[i + 1], op, ctx)) {
+    const symbolic::InfixOperator& op = infix_operator(e.ops[i]);
+    if (!check_operand(*xs[i], op.operands, *e.operands[i], op.spelling, ctx) ||
+        !check_operand(*xs[i + 1], op.operands, *e.operands[i + 1], op.spelling, ctx)) {
       return fail();
     }
   }
   Expr chain;
   for (size_t i = 0; i < e.ops.size(); ++i) {
-    Expr link = make_comparison(e.ops[i], *xs[i], *xs[i + 1]);
+    Expr link = infix_operator(e.ops[i]).make(*xs[i], *xs[i + 1]);
     chain = chain.defined() ? symbolic::And::make(chain, link) : link;
   }
   return chain;
@@ -181,38 +158,37 @@ std::optional<Expr> to_symbolic(const ast::Expr& e, DimContext& ctx) {
       ctx.diags.error(e.loc, "'" + e.text + "' cannot appear in " + ctx.what);
       return fail();
     }
+    if (!is_symbol_name(e.text)) { // a function's name (keywords never reach here)
+      ctx.diags.error(e.loc,
+                      "'" + e.text + "' is a function, not a symbol; write " + e.text + "(a, b)");
+      return fail();
+    }
     return ctx.name(e.text, e.loc);
   case ast::ExprKind::Unary: {
     const ast::Expr& x = *e.operands[0];
     if (e.op == ast::Op::Neg && x.kind == ast::ExprKind::Int && !x.parenthesized) {
-      // Only a literal right after the minus folds (as in symbolic/Parser.h), so that `-(3)`
-      // stays Mul(-1, 3) and both spellings read back as what printed them.
+      // Only a literal right after the minus folds (symbolic/Syntax.h).
       std::optional<int64_t> v = int_literal(x, true, ctx.diags);
       if (!v) return fail();
       return symbolic::Const::make(*v);
     }
     std::optional<Expr> a = to_symbolic(x, ctx);
     if (!a) return fail();
-    if (e.op == ast::Op::Neg) {
-      if (!check_operand(*a, false, x, "-", ctx)) return fail();
-      return symbolic::Mul::make(symbolic::Const::make(-1), *a);
-    }
-    if (!check_operand(*a, true, x, "!", ctx)) return fail();
-    return symbolic::Not::make(*a);
+    const symbolic::PrefixOperator* op = symbolic::prefix_operator(ast::op_spelling(e.op));
+    internal_assert(op) << "'" << ast::op_spelling(e.op) << "' is not a prefix operator of dims";
+    if (!check_operand(*a, op->operands, x, op->spelling, ctx)) return fail();
+    return op->make(*a);
   }
   case ast::ExprKind::Binary: {
     std::optional<Expr> a = to_symbolic(*e.operands[0], ctx);
     std::optional<Expr> b = to_symbolic(*e.operands[1], ctx);
     if (!a || !b) return fail();
-    bool logic = e.op == ast::Op::And || e.op == ast::Op::Or;
-    const char* op = ast::op_spelling(e.op);
-    if (!check_operand(*a, logic, *e.operands[0], op, ctx) ||
-        !check_operand(*b, logic, *e.operands[1], op, ctx)) {
+    const symbolic::InfixOperator& op = infix_operator(e.op);
+    if (!check_operand(*a, op.operands, *e.operands[0], op.spelling, ctx) ||
+        !check_operand(*b, op.operands, *e.operands[1], op.spelling, ctx)) {
       return fail();
     }
-    if (e.op == ast::Op::And) return symbolic::And::make(*a, *b);
-    if (e.op == ast::Op::Or) return symbolic::Or::make(*a, *b);
-    return make_arith(e.op, *a, *b);
+    return op.make(*a, *b);
   }
   case ast::ExprKind::Compare:
     return compare_chain(e, ctx);
@@ -249,15 +225,6 @@ std::optional<Expr> to_predicate(const ast::Expr& e, DimContext& ctx) {
     return fail();
   }
   return x;
-}
-
-bool is_symbol_name(std::string_view name) {
-  if (name.empty() || name == "min" || name == "max" || name == "true" || name == "false")
-    return false;
-  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
-  if (!alpha(name[0])) return false;
-  return std::all_of(name.begin(), name.end(),
-                     [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
 }
 
 bool is_anonymous_symbol_name(std::string_view name) {

@@ -12,12 +12,14 @@
 #include "support/Diagnostics.h"
 #include "support/Suggest.h" // closest_name and suggest, for the resolvers
 #include "symbolic/Expr.h"
+#include "symbolic/Syntax.h"
 
 namespace dsc::lang {
 
 struct DimContext {
   DiagnosticEngine& diags;
-  // Resolves a (non-dotted) name to a symbol, or reports why it cannot and returns nullopt.
+  // Resolves a name that can be a symbol (is_symbol_name, not dotted) to one, or reports why it
+  // cannot and returns nullopt.
   std::function<std::optional<symbolic::Expr>(const std::string& name, SourceLoc loc)> name;
   // Where `?` may stand (types): the per-function counter for the `_dN` names; null elsewhere.
   int* fresh = nullptr;
@@ -34,9 +36,9 @@ std::optional<symbolic::Expr> to_dim(const ast::Expr& e, DimContext& ctx);
 // As to_symbolic, but the result must be a predicate.
 std::optional<symbolic::Expr> to_predicate(const ast::Expr& e, DimContext& ctx);
 
-// True when `name` can be a symbol: symbolic::Sym excludes min and max (and keywords, which
-// never reach here).
-bool is_symbol_name(std::string_view name);
+// True when `name` can be a symbol: symbolic::Sym excludes the dim grammar's reserved words
+// (keywords never reach here).
+using symbolic::is_symbol_name;
 // `_d0`, `_d17`: the names `?` dims get.
 bool is_anonymous_symbol_name(std::string_view name);
 std::string anonymous_symbol_name(int index);

@@ -225,10 +225,6 @@ std::optional<Type> GraphResolver::type(const ast::TypeNode& t, TypeUse use,
   }
   DimContext ctx{diags_, nullptr, &fresh_, "a dim"};
   ctx.name = [&](const std::string& name, SourceLoc loc) -> std::optional<symbolic::Expr> {
-    if (!is_symbol_name(name)) {
-      diags_.error(loc, "'" + name + "' is a function, not a symbol; write " + name + "(a, b)");
-      return std::nullopt;
-    }
     if (std::optional<symbolic::Expr> l = loop_symbol(name)) return l;
     if (symbols_.count(name) || is_anonymous_symbol_name(name)) return symbolic::sym(name);
     if (const VarEntry* v = find_var(name)) {
@@ -381,10 +377,6 @@ std::optional<std::vector<ir::WhereClause>>
 GraphResolver::where(const std::vector<ast::ExprPtr>& clauses) {
   DimContext ctx{diags_, nullptr, nullptr, "a 'where' clause"};
   ctx.name = [&](const std::string& name, SourceLoc loc) -> std::optional<symbolic::Expr> {
-    if (!is_symbol_name(name)) {
-      diags_.error(loc, "'" + name + "' is a function, not a symbol; write " + name + "(a, b)");
-      return std::nullopt;
-    }
     if (std::optional<symbolic::Expr> l = loop_symbol(name)) return l;
     if (symbols_.count(name) || is_anonymous_symbol_name(name)) return symbolic::sym(name);
     Diagnostic& d = diags_.error(loc, "symbol '" + name + "' is not bound by any parameter");
@@ -734,7 +726,7 @@ bool GraphResolver::is_dim_like(const ast::Expr& e, bool in_list) const {
     return is_arith(e.op) && is_dim_like(*e.operands[0], in_list) &&
            is_dim_like(*e.operands[1], in_list);
   case ast::ExprKind::Call:
-    if ((e.text != "min" && e.text != "max") || e.args.size() != 2) return false;
+    if (!symbolic::function(e.text) || e.args.size() != 2) return false;
     return std::all_of(e.args.begin(), e.args.end(), [&](const ast::Arg& a) {
       return a.keyword.empty() && is_dim_like(*a.value, in_list);
     });
@@ -746,10 +738,6 @@ bool GraphResolver::is_dim_like(const ast::Expr& e, bool in_list) const {
 std::optional<symbolic::Expr> GraphResolver::dim(const ast::Expr& e, bool in_list) {
   DimContext ctx{diags_, nullptr, nullptr, "a dim"};
   ctx.name = [&](const std::string& name, SourceLoc loc) -> std::optional<symbolic::Expr> {
-    if (!is_symbol_name(name)) {
-      diags_.error(loc, "'" + name + "' is a function, not a symbol; write " + name + "(a, b)");
-      return std::nullopt;
-    }
     if (std::optional<symbolic::Expr> l = loop_symbol(name)) return l;
     if (const VarEntry* v = find_var(name)) {
       if (in_list && v->int_attr) return symbolic::sym(name);

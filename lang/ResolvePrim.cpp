@@ -226,10 +226,6 @@ DimContext PrimResolver::dim_context(const char* what, bool signature) {
   DimContext ctx{diags_, nullptr, nullptr, what};
   ctx.name = [this, what, signature](const std::string& n,
                                      SourceLoc loc) -> std::optional<symbolic::Expr> {
-    if (!is_symbol_name(n)) {
-      diags_.error(loc, "'" + n + "' is a function, not a symbol; write " + n + "(a, b)");
-      return std::nullopt;
-    }
     const PrimName* entry = find(n);
     if (!entry) {
       if (is_anonymous_symbol_name(n)) return symbolic::sym(n);
@@ -584,7 +580,7 @@ bool PrimResolver::is_index_like(const ast::Expr& e) const {
             e.op == ast::Op::Div || e.op == ast::Op::Mod) &&
            is_index_like(*e.operands[0]) && is_index_like(*e.operands[1]);
   case ast::ExprKind::Call:
-    if ((e.text != "min" && e.text != "max") || e.args.size() != 2) return false;
+    if (!symbolic::function(e.text) || e.args.size() != 2) return false;
     return std::all_of(e.args.begin(), e.args.end(), [&](const ast::Arg& a) {
       return a.keyword.empty() && is_index_like(*a.value);
     });

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "symbolic/Syntax.h"
+
 namespace dsc::symbolic {
 
 const char* kind_name(ExprKind kind) {
@@ -174,21 +176,7 @@ bool Expr::is_bool() const {
 Expr Const::make(int64_t value) { return ExprTable::intern<Const>(value); }
 Expr BoolConst::make(bool value) { return ExprTable::intern<BoolConst>(value); }
 
-namespace {
-
 // Symbols print as themselves, so only names the parser reads back as a symbol are allowed.
-bool is_symbol_name(std::string_view name) {
-  if (name.empty() || name == "true" || name == "false" || name == "min" || name == "max")
-    return false;
-  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
-  if (!alpha(name[0])) return false;
-  for (char c : name)
-    if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
-  return true;
-}
-
-} // namespace
-
 Expr Sym::make(std::string_view name) {
   internal_assert(is_symbol_name(name)) << "'" << name << "' is not a symbol name";
   return ExprTable::intern<Sym>(name);

@@ -133,7 +133,7 @@ private:
 struct Sym : ExprNode {
   static constexpr ExprKind node_kind = ExprKind::Sym;
   // An identifier ([A-Za-z_][A-Za-z0-9_]*) other than true, false, min and max, so that every
-  // expression prints as text that parses back to it.
+  // expression prints as text that parses back to it (is_symbol_name, symbolic/Syntax.h).
   std::string name;
   static Expr make(std::string_view name);
 

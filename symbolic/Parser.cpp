@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "support/Precedence.h"
+#include "symbolic/Syntax.h"
 
 namespace dsc::symbolic {
 
@@ -55,14 +56,8 @@ struct Token {
   size_t length = 0;
 };
 
-bool is_ident_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
-}
-bool is_ident_char(char c) {
-  return is_ident_start(c) || is_digit(c);
 }
 
 // A byte as it should appear inside quotes in a message: itself when printable ASCII, otherwise a
@@ -160,7 +155,7 @@ private:
     char c = text_[pos];
     char next = pos + 1 < text_.size() ? text_[pos + 1] : '\0';
     if (is_digit(c)) return run(Tok::Int, is_digit);
-    if (is_ident_start(c)) return run(Tok::Ident, is_ident_char);
+    if (is_name_start(c)) return run(Tok::Ident, is_name_char);
     switch (c) {
     case '(':
       return punct(Tok::LParen, 1);
@@ -265,57 +260,31 @@ private:
     if (level == kCompare) return parse_comparison();
     if (level > kMultiplicative) return parse_unary();
     Parsed lhs = parse_binary(level + 1);
-    while (lhs.ok() && tok_.kind != Tok::Error &&
-           precedence::infix_level(spelling(tok_)) == level) {
+    while (lhs.ok()) {
+      const InfixOperator* infix = infix_operator_at(level);
+      if (!infix) break;
       Token op = tok_;
       advance();
       Parsed rhs = parse_binary(level + 1);
       if (!rhs.ok()) return rhs;
-      // `&&` and `||` join predicates; the arithmetic operators take integers.
-      const bool logical = level <= kAnd;
-      auto check = [&](const Parsed& x, const char* side) {
-        return logical ? check_bool(spelling(op), x, side) : check_int(spelling(op), x, side);
-      };
-      if (!check(lhs, "left") || !check(rhs, "right")) return Parsed();
-      lhs = join(make_binary(op.kind, lhs.expr, rhs.expr), lhs, rhs, op);
+      if (!check_operands(*infix, lhs, rhs)) return Parsed();
+      lhs = join(infix->make(lhs.expr, rhs.expr), lhs, rhs, op);
     }
     return lhs;
   }
 
-  static Expr make_binary(Tok k, const Expr& a, const Expr& b) {
-    switch (k) {
-    case Tok::OrOr:
-      return Or::make(a, b);
-    case Tok::AndAnd:
-      return And::make(a, b);
-    case Tok::Plus:
-      return Add::make(a, b);
-    case Tok::Minus:
-      return Sub::make(a, b);
-    case Tok::Star:
-      return Mul::make(a, b);
-    case Tok::Slash:
-      return FloorDiv::make(a, b);
-    default:
-      internal_assert(k == Tok::Percent) << "not a binary operator token";
-      return FloorMod::make(a, b);
-    }
+  // The infix operator at the current token when it binds at `level`, or null.
+  const InfixOperator* infix_operator_at(int level) const {
+    if (tok_.kind == Tok::Error || precedence::infix_level(spelling(tok_)) != level) return nullptr;
+    const InfixOperator* infix = infix_operator(spelling(tok_));
+    internal_assert(infix) << "'" << spelling(tok_) << "' has a precedence but no node";
+    return infix;
   }
 
-  static bool is_comparison(Tok k) {
-    return k == Tok::EqEq || k == Tok::NotEq || k == Tok::Less || k == Tok::LessEq ||
-           k == Tok::Greater || k == Tok::GreaterEq;
-  }
-
-  // There are no GT/GE nodes: `a > b` is built as `b < a` and `a >= b` as `b <= a`.
-  static Expr make_comparison(Tok k, const Expr& a, const Expr& b) {
-    if (k == Tok::EqEq) return EQ::make(a, b);
-    if (k == Tok::NotEq) return NE::make(a, b);
-    if (k == Tok::Less) return LT::make(a, b);
-    if (k == Tok::LessEq) return LE::make(a, b);
-    if (k == Tok::Greater) return LT::make(b, a);
-    internal_assert(k == Tok::GreaterEq) << "not a comparison token";
-    return LE::make(b, a);
+  bool check_operands(const InfixOperator& op, const Parsed& lhs, const Parsed& rhs) {
+    if (op.operands == Operands::Predicates)
+      return check_bool(op.spelling, lhs, "left") && check_bool(op.spelling, rhs, "right");
+    return check_int(op.spelling, lhs, "left") && check_int(op.spelling, rhs, "right");
   }
 
   // `a < b <= c` chains like Python: each link shares its operands with its neighbours, and the
@@ -323,15 +292,15 @@ private:
   Parsed parse_comparison() {
     Parsed lhs = parse_binary(kAdditive);
     Parsed chain;
-    while (lhs.ok() && is_comparison(tok_.kind)) {
+    while (lhs.ok()) {
+      const InfixOperator* infix = infix_operator_at(kCompare);
+      if (!infix) break;
       Token op = tok_;
       advance();
       Parsed rhs = parse_binary(kAdditive);
       if (!rhs.ok()) return rhs;
-      if (!check_int(spelling(op), lhs, "left") || !check_int(spelling(op), rhs, "right")) {
-        return Parsed();
-      }
-      Parsed link = join(make_comparison(op.kind, lhs.expr, rhs.expr), lhs, rhs, op);
+      if (!check_operands(*infix, lhs, rhs)) return Parsed();
+      Parsed link = join(infix->make(lhs.expr, rhs.expr), lhs, rhs, op);
       if (!link.ok()) return link;
       chain = chain.ok() ? join(And::make(chain.expr, link.expr), chain, link, op) : link;
       if (!chain.ok()) return chain;
@@ -352,28 +321,25 @@ private:
 
   Parsed parse_prefixed() {
     Token op = tok_;
-    if (op.kind == Tok::Minus) {
-      advance();
-      // Only a literal right after the minus folds, so that `-(3)` stays Mul(-1, 3) and the
-      // printer can spell both it and Const(-3).
-      if (tok_.kind == Tok::Int) return parse_int_literal(op.offset, /*negate=*/true);
-      Parsed x = parse_unary();
-      if (!x.ok()) return x;
-      if (x.expr.is_bool()) {
-        return fail(op, "unary '-' needs an integer operand; the operand is a predicate");
-      }
-      return node(Mul::make(Const::make(-1), x.expr), op.offset, x.height, op);
+    const PrefixOperator* prefix = op.kind == Tok::Error ? nullptr : prefix_operator(spelling(op));
+    if (!prefix) return parse_atom();
+    advance();
+    // Only a literal right after the minus folds, so that `-(3)` stays Mul(-1, 3) and the
+    // printer can spell both it and Const(-3).
+    if (op.kind == Tok::Minus && tok_.kind == Tok::Int) {
+      return parse_int_literal(op.offset, /*negate=*/true);
     }
-    if (op.kind == Tok::Bang) {
-      advance();
-      Parsed x = parse_unary();
-      if (!x.ok()) return x;
-      if (!x.expr.is_bool()) {
-        return fail(op, "'!' needs a predicate operand; the operand is an integer expression");
-      }
-      return node(Not::make(x.expr), op.offset, x.height, op);
+    Parsed x = parse_unary();
+    if (!x.ok()) return x;
+    const bool predicate = prefix->operands == Operands::Predicates;
+    if (x.expr.is_bool() != predicate) {
+      std::string message = predicate ? "'" : "unary '";
+      message.append(prefix->spelling).append("' needs ");
+      message.append(predicate ? "a predicate operand; the operand is an integer expression"
+                               : "an integer operand; the operand is a predicate");
+      return fail(op, std::move(message));
     }
-    return parse_atom();
+    return node(prefix->make(x.expr), op.offset, x.height, op);
   }
 
   // A negated literal may have magnitude 2^63, so that INT64_MIN has a spelling.
@@ -415,12 +381,14 @@ private:
     Token name_tok = tok_;
     std::string_view name = spelling(name_tok);
     advance();
-    if (name == "true") return Parsed{BoolConst::make(true), name_tok.offset, 1};
-    if (name == "false") return Parsed{BoolConst::make(false), name_tok.offset, 1};
-    if (name != "min" && name != "max") {
+    if (std::optional<bool> b = bool_literal(name)) {
+      return Parsed{BoolConst::make(*b), name_tok.offset, 1};
+    }
+    const Function* fn = function(name);
+    if (!fn) {
       if (tok_.kind == Tok::LParen) {
-        return fail(name_tok,
-                    "unknown function '" + std::string(name) + "'; the functions are min and max");
+        return fail(name_tok, "unknown function '" + std::string(name) + "'; the functions are " +
+                                  function_list());
       }
       return Parsed{Sym::make(name), name_tok.offset, 1};
     }
@@ -452,10 +420,8 @@ private:
                                         std::to_string(i + 1) + " is a predicate");
       }
     }
-    Expr call = name == "min" ? Min::make(args[0].expr, args[1].expr)
-                              : Max::make(args[0].expr, args[1].expr);
-    return node(std::move(call), name_tok.offset, std::max(args[0].height, args[1].height),
-                name_tok);
+    return node(fn->make(args[0].expr, args[1].expr), name_tok.offset,
+                std::max(args[0].height, args[1].height), name_tok);
   }
 
   std::string_view text_;

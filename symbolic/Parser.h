@@ -4,7 +4,9 @@
 //   `+ - * / %` (`/` floordiv, `%` floormod), unary `-`, `min(a, b)`, `max(a, b)`,
 //   `== != < <= > >=` with Python-style chaining (`1 <= S <= 512` is `1 <= S && S <= 512`),
 //   `&&`, `||`, prefix `!`, and parentheses.
-// Operands are type-checked: arithmetic needs integers, `&& || !` need predicates.
+// Operands are type-checked: arithmetic needs integers, `&& || !` need predicates. The operators,
+// functions and reserved words, and the node each builds, are symbolic/Syntax.h's, which the
+// front end's dims (lang/Dims.cpp) read too.
 // The result is built with the raw `make` constructors; nothing is simplified.
 
 #include <string>

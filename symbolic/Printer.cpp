@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "support/Precedence.h"
+#include "symbolic/Syntax.h"
 
 namespace dsc::symbolic {
 
@@ -17,37 +18,6 @@ bool is_negation(const Expr& e) {
   if (!mul) return false;
   const Const* c = mul->a.as<Const>();
   return c && c->value == -1;
-}
-
-
-// The spelling of a binary node's operator; empty for the other kinds.
-std::string_view infix_operator(ExprKind kind) {
-  switch (kind) {
-  case ExprKind::Add:
-    return "+";
-  case ExprKind::Sub:
-    return "-";
-  case ExprKind::Mul:
-    return "*";
-  case ExprKind::FloorDiv:
-    return "/";
-  case ExprKind::FloorMod:
-    return "%";
-  case ExprKind::EQ:
-    return "==";
-  case ExprKind::NE:
-    return "!=";
-  case ExprKind::LT:
-    return "<";
-  case ExprKind::LE:
-    return "<=";
-  case ExprKind::And:
-    return "&&";
-  case ExprKind::Or:
-    return "||";
-  default:
-    return {};
-  }
 }
 
 class Printer {
@@ -67,7 +37,7 @@ public:
       out_ += std::to_string(e.as<Const>()->value);
       return;
     case ExprKind::BoolConst:
-      out_ += e.as<BoolConst>()->value ? "true" : "false";
+      out_ += bool_spelling(e.as<BoolConst>()->value);
       return;
     case ExprKind::Sym:
       out_ += e.as<Sym>()->name;
@@ -75,7 +45,8 @@ public:
     case ExprKind::Min:
     case ExprKind::Max: {
       const auto* call = static_cast<const BinaryNode*>(e.get());
-      out_ += e.kind() == ExprKind::Min ? "min(" : "max(";
+      out_ += function_name(e.kind());
+      out_ += '(';
       print(call->a, 0);
       out_ += ", ";
       print(call->b, 0);
@@ -103,7 +74,7 @@ public:
     // Products are written tight (`2*S + 1`), so that the sums they sit in read at a glance.
     const bool spaced = prec != kMultiplicative;
     if (spaced) out_ += ' ';
-    out_ += infix_operator(e.kind());
+    out_ += infix_spelling(e.kind());
     if (spaced) out_ += ' ';
     if (prec >= kAdditive) {
       print_after_operator(bin->b, prec + 1);
@@ -152,7 +123,7 @@ int precedence(const Expr& e) {
     return is_negation(e) ? kUnary : kMultiplicative;
   default:
     // Binary nodes by their operator; leaves, min and max are atoms.
-    return dsc::precedence::infix_level(infix_operator(e.kind()));
+    return dsc::precedence::infix_level(infix_spelling(e.kind()));
   }
 }
 
