@@ -20,15 +20,16 @@ namespace {
 // gives a dim's).
 using enum dsc::precedence::Level;
 
-// The ops that graph code spells as infix operators; their levels come from the shared table.
+// The ops that graph code spells as infix operators (ir/Operators.def); their levels come from
+// the shared precedence table.
 struct InfixOp {
   std::string_view callee;
   const char* text;
 };
 constexpr InfixOp kInfixOps[] = {
-    {"add", "+"}, {"sub", "-"},          {"mul", "*"},         {"div", "/"}, {"mod", "%"},
-    {"eq", "=="}, {"ne", "!="},          {"lt", "<"},          {"le", "<="}, {"gt", ">"},
-    {"ge", ">="}, {"logical_and", "&&"}, {"logical_or", "||"},
+#define DSC_INFIX_OPERATOR(Name, callee, spelling) {callee, spelling},
+#define DSC_PREFIX_OPERATOR(Name, callee, spelling)
+#include "ir/Operators.def"
 };
 
 const InfixOp* infix_op(const Call& call) {
@@ -39,7 +40,11 @@ const InfixOp* infix_op(const Call& call) {
 }
 
 // The ops written as prefix operators, as the parser reads them.
-constexpr InfixOp kPrefixOps[] = {{"neg", "-"}, {"logical_not", "!"}};
+constexpr InfixOp kPrefixOps[] = {
+#define DSC_INFIX_OPERATOR(Name, callee, spelling)
+#define DSC_PREFIX_OPERATOR(Name, callee, spelling) {callee, spelling},
+#include "ir/Operators.def"
+};
 
 // `-x` or `!x`, or null.
 const char* prefix_op(const Call& call) {

@@ -11,36 +11,10 @@ Expr& Expr::operator=(Expr&&) noexcept = default;
 
 const char* op_spelling(Op op) {
   switch (op) {
-  case Op::Add:
-    return "+";
-  case Op::Sub:
-    return "-";
-  case Op::Mul:
-    return "*";
-  case Op::Div:
-    return "/";
-  case Op::Mod:
-    return "%";
-  case Op::EQ:
-    return "==";
-  case Op::NE:
-    return "!=";
-  case Op::LT:
-    return "<";
-  case Op::LE:
-    return "<=";
-  case Op::GT:
-    return ">";
-  case Op::GE:
-    return ">=";
-  case Op::And:
-    return "&&";
-  case Op::Or:
-    return "||";
-  case Op::Neg:
-    return "-";
-  case Op::Not:
-    return "!";
+#define DSC_OPERATOR(Name, callee, spelling, arity)                                                \
+  case Op::Name:                                                                                   \
+    return spelling;
+#include "ir/Operators.def"
   }
   return "?";
 }

@@ -56,22 +56,10 @@ enum class ExprKind : uint8_t {
   Error,    // stands in for a subtree dropped after a diagnostic
 };
 
+// The infix and prefix operators, one per row of ir/Operators.def.
 enum class Op : uint8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Mod, // arithmetic
-  EQ,
-  NE,
-  LT,
-  LE,
-  GT,
-  GE, // comparisons
-  And,
-  Or, // logic
-  Neg,
-  Not, // prefix
+#define DSC_OPERATOR(Name, callee, spelling, arity) Name,
+#include "ir/Operators.def"
 };
 const char* op_spelling(Op op); // "+", "&&", "-" (for Neg), "!"
 

@@ -25,38 +25,13 @@ std::vector<std::string> type_names() {
   return names;
 }
 
+// The op (or intrinsic) that an operator is a call of.
 const char* callee_of(ast::Op op) {
   switch (op) {
-  case ast::Op::Add:
-    return "add";
-  case ast::Op::Sub:
-    return "sub";
-  case ast::Op::Mul:
-    return "mul";
-  case ast::Op::Div:
-    return "div";
-  case ast::Op::Mod:
-    return "mod";
-  case ast::Op::EQ:
-    return "eq";
-  case ast::Op::NE:
-    return "ne";
-  case ast::Op::LT:
-    return "lt";
-  case ast::Op::LE:
-    return "le";
-  case ast::Op::GT:
-    return "gt";
-  case ast::Op::GE:
-    return "ge";
-  case ast::Op::And:
-    return "logical_and";
-  case ast::Op::Or:
-    return "logical_or";
-  case ast::Op::Neg:
-    return "neg";
-  case ast::Op::Not:
-    return "logical_not";
+#define DSC_OPERATOR(Name, callee, spelling, arity)                                                \
+  case ast::Op::Name:                                                                              \
+    return callee;
+#include "ir/Operators.def"
   }
   return "?";
 }
@@ -876,8 +851,9 @@ ir::Expr GraphResolver::compare(const ast::Expr& e) {
   for (size_t i = 0; i < e.ops.size(); ++i) {
     ir::Expr link =
         ir::Call::make(callee_of(e.ops[i]), {xs[i], xs[i + 1]}, {}, Type(), e.op_locs[i]);
-    chain = chain.defined() ? ir::Call::make("logical_and", {chain, link}, {}, Type(), e.op_locs[i])
-                            : link;
+    chain = chain.defined()
+                ? ir::Call::make(callee_of(ast::Op::And), {chain, link}, {}, Type(), e.op_locs[i])
+                : link;
   }
   return chain;
 }

@@ -97,35 +97,19 @@ bool has_bool(const ast::Expr& e) {
                      [](const ast::ExprPtr& x) { return x && has_bool(*x); });
 }
 
+// The PrimBinary of an infix operator, which has its name (ir/Operators.def); the prefix
+// operators are intrinsics.
 ir::BinaryOp binary_op(ast::Op op) {
   switch (op) {
-  case ast::Op::Add:
-    return ir::BinaryOp::Add;
-  case ast::Op::Sub:
-    return ir::BinaryOp::Sub;
-  case ast::Op::Mul:
-    return ir::BinaryOp::Mul;
-  case ast::Op::Div:
-    return ir::BinaryOp::Div;
-  case ast::Op::Mod:
-    return ir::BinaryOp::Mod;
-  case ast::Op::EQ:
-    return ir::BinaryOp::EQ;
-  case ast::Op::NE:
-    return ir::BinaryOp::NE;
-  case ast::Op::LT:
-    return ir::BinaryOp::LT;
-  case ast::Op::LE:
-    return ir::BinaryOp::LE;
-  case ast::Op::GT:
-    return ir::BinaryOp::GT;
-  case ast::Op::GE:
-    return ir::BinaryOp::GE;
-  case ast::Op::And:
-    return ir::BinaryOp::And;
-  default:
-    return ir::BinaryOp::Or;
+#define DSC_INFIX_OPERATOR(Name, callee, spelling)                                                 \
+  case ast::Op::Name:                                                                              \
+    return ir::BinaryOp::Name;
+#define DSC_PREFIX_OPERATOR(Name, callee, spelling)                                                \
+  case ast::Op::Name:                                                                              \
+    break;
+#include "ir/Operators.def"
   }
+  internal_error << "'" << ast::op_spelling(op) << "' is not an infix operator";
 }
 
 class PrimResolver {
