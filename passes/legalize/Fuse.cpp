@@ -162,6 +162,16 @@ bool Fuser::used_elsewhere(VarKey v) const {
   return results_.count(v) || (it != uses_.end() && it->second > 1);
 }
 
+// Drops `it` when neither the fn's result nor any item reads what it binds any more, and takes
+// its own reads back (steps 0 and 1 drop what their consumers absorbed).
+void Fuser::drop_if_unread(FnItem& it) {
+  for (const ir::VarRef& v : it.binding.vars)
+    if (results_.count(v.get()) || uses_[v.get()] > 0) return;
+  it.dropped = true;
+  for (VarKey r : reads(it))
+    --uses_[r];
+}
+
 // A refusal, reported at the end only if the two ops end up in different kernels.
 void Fuser::refuse(const FnItem& producer, const FnItem& consumer, std::string why,
                    std::vector<FusionFact> facts) {

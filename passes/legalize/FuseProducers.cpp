@@ -368,14 +368,7 @@ Element Fuser::instantiate(ComputeDesc& c, const ComputeDesc& p, size_t o, const
 void Fuser::drop_absorbed() {
   for (size_t i = items_.size(); i-- > 0;) {
     FnItem& it = items_[i];
-    if (!it.absorbed || !it.desc) continue;
-    bool used = false;
-    for (const ir::VarRef& v : it.binding.vars)
-      used = used || results_.count(v.get()) || uses_[v.get()] > 0;
-    if (used) continue;
-    it.dropped = true;
-    for (VarKey v : reads(it))
-      --uses_[v];
+    if (it.absorbed && it.desc) drop_if_unread(it);
   }
 }
 

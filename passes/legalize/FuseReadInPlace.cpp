@@ -170,14 +170,7 @@ bool Fuser::step_back(ir::Expr& value, Indices& at, std::vector<size_t>& chain,
 void Fuser::drop_unread(const FnItem& reader) {
   for (size_t i : absorbed_from(reader)) {
     FnItem& it = items_[i];
-    if (it.dropped) continue;
-    bool read = false;
-    for (const ir::VarRef& v : it.binding.vars)
-      read = read || results_.count(v.get()) || uses_[v.get()] > 0;
-    if (read) continue;
-    it.dropped = true;
-    for (VarKey r : reads(it))
-      --uses_[r];
+    if (!it.dropped) drop_if_unread(it);
   }
 }
 

@@ -52,6 +52,7 @@ private:
   bool materialized(VarKey v);
   std::set<VarKey> reads(const FnItem& it) const;
   bool used_elsewhere(VarKey v) const;
+  void drop_if_unread(FnItem& it);
   void refuse(const FnItem& producer, const FnItem& consumer, std::string why,
               std::vector<FusionFact> facts = {});
   void report_refusals();
