@@ -294,14 +294,14 @@ private:
     return ir::For::make(b, 0, blocks, ForKind::GpuBlockX, body);
   }
 
-  // block_x for r in 0..count { row, its top-level loops thread_x }
+  // block_rows for r in 0..count { row, its top-level loops thread_x }
   Stmt per_block(const std::vector<const ir::For*>& outer, const Stmt& inner,
                  const sym::Expr& count, const std::vector<const ir::For*>& loops) {
     std::set<const ir::For*> threads(loops.begin(), loops.end());
     Stmt row = SetKinds(threads).mutate(inner);
     const std::string r = fresh("gpu_row");
     row = SubstituteVars(unflatten(outer, sym::Sym::make(r))).mutate(row);
-    return ir::For::make(r, 0, count, ForKind::GpuBlockX, row);
+    return ir::For::make(r, 0, count, ForKind::GpuBlockRows, row);
   }
 
   const ir::PrimFunc& p_;

@@ -358,8 +358,8 @@ private:
       s = seq->stmts[0];
     }
     const ir::For* f = s.as<ir::For>();
-    if (!f || f->for_kind != ForKind::GpuBlockX)
-      unsupported("its body is not one block_x loop (it is not GPU-scheduled)");
+    if (!f || (f->for_kind != ForKind::GpuBlockX && f->for_kind != ForKind::GpuBlockRows))
+      unsupported("its body is not one block_x or block_rows loop (it is not GPU-scheduled)");
     return f;
   }
 
@@ -394,9 +394,10 @@ private:
 
   // ---- row kernels
 
-  // A row kernel: every thread loop of the block loop's body is a statement at its top level,
-  // and all of them run over one range that the signature's symbols give (the rows-per-block
-  // form of passes/GpuSchedule.h). Such a kernel runs each row loop unrolled kRowRegisters
+  // A row kernel: the block loop is `block_rows` (the rows-per-block form of
+  // passes/GpuSchedule.h), every thread loop of its body is a statement at its top level, and
+  // all of them run over one range that the signature's symbols give; a `block_rows` loop that
+  // is not so is emitted as a `block_x` one. Such a kernel runs each row loop unrolled kRowRegisters
   // times while the row has at most that many elements per thread, keeping each thread's
   // elements of the buffers below in registers across the loops, and as plain thread loops
   // otherwise. A buffer stays in registers when two or more row loops access it, all its
@@ -421,26 +422,8 @@ private:
     }
   }
 
-  // The element and rows-per-thread forms: one thread loop over the block's threads, each
-  // thread's work under a bound, unrolled or not (`thread_x for t in 0..256 { unroll for u in
-  // 0..4 { if b*1024 + u*256 + t < N {..} } }`).
-  static bool element_form(const std::vector<const ir::For*>& loops) {
-    if (loops.size() != 1) return false;
-    const sym::Const* extent = sym::simplify(loops[0]->extent).as<sym::Const>();
-    if (!extent || extent->value != kMaxThreads) return false;
-    std::vector<Stmt> body;
-    flatten_seq(loops[0]->body, &body);
-    if (body.size() == 1)
-      if (const ir::For* u = body[0].as<ir::For>(); u && u->for_kind == ForKind::Unrolled) {
-        body.clear();
-        flatten_seq(u->body, &body);
-      }
-    for (const Stmt& s : body)
-      if (!s.as<ir::IfStmt>()) return false;
-    return true;
-  }
-
   std::optional<RowPlan> plan_row(const ir::For& grid) const {
+    if (grid.for_kind != ForKind::GpuBlockRows) return std::nullopt;
     std::vector<Stmt> top;
     flatten_seq(grid.body, &top);
     std::vector<const ir::For*> loops;
@@ -456,7 +439,7 @@ private:
       }
     } count;
     count.visit(grid.body);
-    if (loops.empty() || count.n != loops.size() || element_form(loops)) return std::nullopt;
+    if (loops.empty() || count.n != loops.size()) return std::nullopt;
 
     RowPlan plan;
     plan.min = sym::simplify(loops[0]->min);

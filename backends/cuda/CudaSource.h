@@ -4,12 +4,12 @@
 //
 // Each prim becomes `extern "C" __global__ void <kernel>(inputs..., outputs..., symbols...)`
 // (element pointers, then `long long` symbols in ir::prim_signature_symbols order), read as:
-//   - the top `block_x` loop is blockIdx.x: the grid is its extent;
+//   - the top `block_x` or `block_rows` loop is blockIdx.x: the grid is its extent;
 //   - a `thread_x` loop runs iterations threadIdx.x, threadIdx.x + blockDim.x, ...; the block
 //     has clamp(roundup32(E), 32, 256) threads for E the extent of the first `thread_x` loop
 //     (256 when E depends on a loop variable);
-//   - except in a row kernel: every `thread_x` loop at the top of the block loop's body, all
-//     over one range of length E given by the symbols, and not the element form. Its block
+//   - except in a row kernel: a `block_rows` loop, every `thread_x` loop at the top of its
+//     body, all over one range of length E given by the symbols. Its block
 //     holds threadIdx.y rows of blockDim.x threads each, T = clamp(roundup32(ceildiv(E, 8)),
 //     32, 256) threads per row and 8 rows when that is one warp (else 1); while E <= 8 *
 //     blockDim.x each row loop is unrolled 8 times, with the buffers the row's loops share kept

@@ -86,7 +86,7 @@ fn f(x: f32[B, S, 64]) -> f32[B, S, 64] { return nn.softmax(x, axis=-1) }
 )");
   ASSERT_EQ(l.errors, "");
   std::string text = ir::print_module(l.module);
-  EXPECT_NE(text.find("block_x for gpu_row in 0..B*S"), std::string::npos) << text;
+  EXPECT_NE(text.find("block_rows for gpu_row in 0..B*S"), std::string::npos) << text;
   EXPECT_NE(text.find("thread_x for r0"), std::string::npos) << text;
   std::string error;
   auto source = cuda::emit_cuda_source(l.module, &error);
@@ -201,6 +201,40 @@ fn f(a: f32[B, T, 64], b: f32[B, 1, 64]) -> f32[B, T + 1, 64] { return concat([a
   auto source = cuda::emit_cuda_source(l.module, &error);
   ASSERT_TRUE(source) << error;
   expect_compiles(source->text, "concat");
+}
+
+// The backend reads the schedule's form from the block loop's kind: the same row under
+// `block_rows` is a row kernel (threads per row picked at launch, rows kept in registers), and
+// under `block_x` an ordinary block whose threads are the first thread loop's extent.
+TEST(CudaSource, TheRowFormComesFromTheBlockLoopKind) {
+  const std::string row = R"( for r in 0..R {
+    var acc: f32 = 0.0
+    thread_x for k in 0..C { acc = acc + x[r, k] }
+    thread_x for k in 0..C { out[r, k] = x[r, k] / acc }
+  }
+}
+)";
+  for (const std::string kind : {"block_rows", "block_x"}) {
+    Lowered l = lower_for_cuda("prim scale(x: f32[R, C]) -> (out: f32[R, C]) {\n  " + kind + row);
+    ASSERT_EQ(l.errors, "") << kind;
+    std::string error;
+    auto source = cuda::emit_cuda_source(l.module, &error);
+    ASSERT_TRUE(source) << kind << ": " << error;
+    const cuda::KernelLaunch& launch = source->launches.at("scale");
+    const bool rows = kind == "block_rows";
+    EXPECT_EQ(source->text.find("blockDim.y + threadIdx.y") != std::string::npos, rows) << source->text;
+    EXPECT_EQ(source->text.find("dsc_reg0[8]") != std::string::npos, rows) << source->text;
+    // A row of 4000 over 3 rows: at most 256 threads, one row per block either way.
+    auto at = [](const symbolic::Expr& e, int64_t r, int64_t c) {
+      return symbolic::eval(e, {{"R", r}, {"C", c}, {cuda::kResidentThreadsSymbol, 132 * 2048}}).value_or(-1);
+    };
+    EXPECT_EQ(at(launch.block_x, 3, 4000), 256) << kind;
+    EXPECT_EQ(at(launch.grid_x, 3, 4000), 3) << kind;
+    // A row of 40 over many rows: a warp per row, 8 rows a block, only in the row form.
+    EXPECT_EQ(at(launch.block_x, 100000, 40), rows ? 32 : 64) << kind;
+    EXPECT_EQ(at(launch.block_y, 100000, 40), rows ? 8 : 1) << kind;
+    expect_compiles(source->text, kind);
+  }
 }
 
 // Every example and every test model compiles for sm_80 and sm_90.

@@ -20,8 +20,8 @@ TEST(Target, LoopKindsByTarget) {
     EXPECT_TRUE(cpu.runs(k)) << for_kind_name(k);
     EXPECT_FALSE(cuda.runs(k)) << for_kind_name(k);
   }
-  for (ForKind k : {ForKind::GpuBlockX, ForKind::GpuBlockY, ForKind::GpuBlockZ, ForKind::GpuThreadX,
-                    ForKind::GpuThreadY, ForKind::GpuThreadZ}) {
+  for (ForKind k : {ForKind::GpuBlockX, ForKind::GpuBlockY, ForKind::GpuBlockZ, ForKind::GpuBlockRows,
+                    ForKind::GpuThreadX, ForKind::GpuThreadY, ForKind::GpuThreadZ}) {
     EXPECT_FALSE(cpu.runs(k)) << for_kind_name(k);
     EXPECT_TRUE(cuda.runs(k)) << for_kind_name(k);
   }
@@ -29,7 +29,7 @@ TEST(Target, LoopKindsByTarget) {
 
 TEST(Target, LoopKindSpellingsRoundTrip) {
   for (ForKind k : {ForKind::Serial, ForKind::Parallel, ForKind::Vectorized, ForKind::Unrolled,
-                    ForKind::GpuBlockX, ForKind::GpuThreadZ}) {
+                    ForKind::GpuBlockX, ForKind::GpuBlockRows, ForKind::GpuThreadZ}) {
     std::optional<ForKind> back = for_kind_named(for_kind_name(k));
     ASSERT_TRUE(back.has_value()) << for_kind_name(k);
     EXPECT_EQ(*back, k);
