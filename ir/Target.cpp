@@ -7,16 +7,29 @@ namespace dsc::ir {
 namespace {
 
 // kCpu, kCuda: a kind's bit in ir/ForKinds.def's `targets` column.
-#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun)                                        \
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun, native, widened)                                        \
   constexpr unsigned k##Enum = 1u << static_cast<unsigned>(TargetKind::Enum);
 #include "ir/TargetKinds.def"
 
 constexpr const char* kTargetKindNames[] = {
-#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun) name,
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun, native, widened) name,
 #include "ir/TargetKinds.def"
 };
 constexpr const char* kDeviceNouns[] = {
-#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun) device_noun,
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun, native, widened) device_noun,
+#include "ir/TargetKinds.def"
+};
+
+// kBool, kF32, ...: a dtype's bit in ir/TargetKinds.def's `native` and `widened` columns.
+#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
+  constexpr unsigned k##Enum = 1u << static_cast<unsigned>(DType::Enum);
+#include "ir/DTypes.def"
+
+struct DTypeColumns {
+  unsigned native, widened;
+};
+constexpr DTypeColumns kDTypeColumns[] = {
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun, native, widened) {native, widened},
 #include "ir/TargetKinds.def"
 };
 
@@ -42,7 +55,7 @@ const char* target_device_noun(TargetKind kind) {
 
 const std::vector<TargetKind>& all_target_kinds() {
   static const std::vector<TargetKind> kinds = {
-#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun) TargetKind::Enum,
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun, native, widened) TargetKind::Enum,
 #include "ir/TargetKinds.def"
   };
   return kinds;
@@ -65,6 +78,24 @@ std::string target_kind_names() {
 
 bool Target::runs(ForKind loop) const {
   return (loop_targets(loop) & (1u << static_cast<unsigned>(kind))) != 0;
+}
+
+Arithmetic Target::arithmetic(DType dtype) const {
+  const DTypeColumns& c = kDTypeColumns[static_cast<size_t>(kind)];
+  const unsigned bit = 1u << static_cast<unsigned>(dtype);
+  if (c.native & bit) return Arithmetic::Native;
+  if (c.widened & bit) return Arithmetic::Widened;
+  return Arithmetic::Unsupported;
+}
+
+std::string Target::computed_dtype_names() const {
+  std::vector<std::string> names;
+  for (DType d : kAllDTypes)
+    if (arithmetic(d) != Arithmetic::Unsupported) names.push_back(dtype_name(d));
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return s;
 }
 
 bool Target::offers(std::string_view symbol) const {

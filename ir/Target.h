@@ -1,6 +1,7 @@
 #pragma once
 // What the compiler compiles for. One Target travels through the whole pipeline:
-//   - legalize asks which library routines it offers (blas.sgemm on the CPU);
+//   - legalize asks which library routines it offers (blas.sgemm on the CPU), and refuses the
+//     dtypes it does not compute (Target::arithmetic);
 //   - schedule asks which loop kinds it may use, and the verifier rejects the others
 //     (a `block_x` loop on the CPU, a `parallel` loop on CUDA);
 //   - lower_host turns library calls into the target's routine steps;
@@ -24,7 +25,7 @@ enum class RoutineRole : uint8_t;
 
 // The kinds of target (ir/TargetKinds.def).
 enum class TargetKind : uint8_t {
-#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun) Enum,
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun, native, widened) Enum,
 #include "ir/TargetKinds.def"
 };
 
@@ -35,6 +36,13 @@ std::optional<TargetKind> target_kind_named(std::string_view name);
 // Every kind, in table order, and their names for messages ("cpu or cuda").
 const std::vector<TargetKind>& all_target_kinds();
 std::string target_kind_names();
+
+// How a target computes a dtype (ir/TargetKinds.def's `native` and `widened` columns).
+enum class Arithmetic : uint8_t {
+  Native,      // in the dtype's own precision
+  Widened,     // held in memory as the dtype, computed in f32
+  Unsupported, // legalize refuses it on this target
+};
 
 struct Target {
   TargetKind kind = TargetKind::Cpu;
@@ -55,6 +63,10 @@ struct Target {
 
   // Whether the code generator of this target runs loops of `kind` (ir/ForKinds.def).
   bool runs(ForKind kind) const;
+  // How its code computes `dtype`.
+  Arithmetic arithmetic(DType dtype) const;
+  // The dtypes it computes, natively or widened, for messages ("bool, i8, ... and f64").
+  std::string computed_dtype_names() const;
   // Whether library routine `symbol` ("blas.sgemm") has an implementation on this target.
   bool offers(std::string_view symbol) const;
   bool offers(const LibraryRoutine& routine) const;

@@ -11,6 +11,7 @@
 #include "passes/legalize/Families.h"
 #include "passes/legalize/Fuse.h"
 #include "passes/legalize/Materialize.h"
+#include "passes/legalize/TargetSupport.h"
 #include "symbolic/Printer.h"
 
 namespace dsc::passes {
@@ -413,23 +414,6 @@ public:
   FusionSummary summary_;
 };
 
-// A prim written by hand may use loop kinds the target does not run (`block_x` on the CPU).
-void check_loop_kinds(const ir::PrimFunc& prim, PassContext& ctx) {
-  struct Loops : ir::IRVisitor {
-    const ir::PrimFunc& prim;
-    PassContext& ctx;
-    Loops(const ir::PrimFunc& p, PassContext& c) : prim(p), ctx(c) {}
-    void visit_node(const ir::For* f) override {
-      if (!ctx.target.runs(f->for_kind))
-        ctx.diags.error(f->loc, "prim '" + prim.name + "' has a " + ir::for_kind_name(f->for_kind) +
-                                    " loop, which the " + ir::target_kind_name(ctx.target.kind) +
-                                    " target does not run");
-      ir::IRVisitor::visit_node(f);
-    }
-  } loops(prim, ctx);
-  loops.visit(prim.body);
-}
-
 } // namespace
 
 ir::Module legalize(const ir::Module& inlined, PassContext& ctx) {
@@ -439,7 +423,9 @@ ir::Module legalize(const ir::Module& inlined, PassContext& ctx) {
   for (const ir::Module::Decl& d : inlined.decls)
     taken.insert(d.name());
   for (const ir::Module::Decl& d : inlined.decls) {
-    if (d.prim) check_loop_kinds(*d.prim, ctx);
+    if (d.prim) {
+      lowering::check_target_support(*d.prim, ctx);
+    }
     if (!d.fn) {
       out.decls.push_back(d);
       continue;
@@ -448,6 +434,7 @@ ir::Module legalize(const ir::Module& inlined, PassContext& ctx) {
     ir::Module generated;
     generated.imports = inlined.imports; // the stdlib functions fusion recognises
     Ref<ir::Function> f = FnLegalizer(generated, taken, *d.fn, ctx, inlined).run();
+    lowering::check_target_dtypes(*d.fn, generated, ctx);
     for (const ir::Module::Decl& g : generated.decls)
       out.decls.push_back(g);
     out.add(f.defined() ? f : d.fn);

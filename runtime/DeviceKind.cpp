@@ -13,7 +13,7 @@ struct Row {
 };
 
 constexpr Row kRows[] = {
-#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun) {DeviceKind::Enum, name, dl_device},
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun, native, widened) {DeviceKind::Enum, name, dl_device},
 #include "ir/TargetKinds.def"
 };
 

@@ -11,7 +11,7 @@
 namespace dsc::runtime {
 
 enum class DeviceKind : unsigned char {
-#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun) Enum,
+#define DSC_TARGET_KIND(Enum, name, dl_device, device_noun, native, widened) Enum,
 #include "ir/TargetKinds.def"
 };
 

@@ -1,5 +1,6 @@
-// Targets: which loop kinds each runs (ir/ForKinds.def), which library routines each offers
-// (ir/LibraryRoutines.def), and their one-line descriptions.
+// Targets: which loop kinds each runs (ir/ForKinds.def), how each computes each dtype
+// (ir/TargetKinds.def), which library routines each offers (ir/LibraryRoutines.def), and their
+// one-line descriptions.
 #include "ir/Target.h"
 
 #include <gtest/gtest.h>
@@ -35,6 +36,20 @@ TEST(Target, LoopKindSpellingsRoundTrip) {
     EXPECT_EQ(*back, k);
   }
   EXPECT_FALSE(for_kind_named("paralel").has_value());
+}
+
+TEST(Target, ArithmeticByDType) {
+  const Target cpu = cpu_target(), cuda = cuda_target();
+  for (DType d : {DType::Bool, DType::I8, DType::I32, DType::I64, DType::F32, DType::F64}) {
+    EXPECT_EQ(cpu.arithmetic(d), Arithmetic::Native) << dtype_name(d);
+    EXPECT_EQ(cuda.arithmetic(d), Arithmetic::Native) << dtype_name(d);
+  }
+  for (DType d : {DType::F16, DType::BF16}) {
+    EXPECT_EQ(cpu.arithmetic(d), Arithmetic::Widened) << dtype_name(d);
+    EXPECT_EQ(cuda.arithmetic(d), Arithmetic::Unsupported) << dtype_name(d);
+  }
+  EXPECT_EQ(cpu.computed_dtype_names(), "bool, i8, i32, i64, f16, bf16, f32 and f64");
+  EXPECT_EQ(cuda.computed_dtype_names(), "bool, i8, i32, i64, f32 and f64");
 }
 
 TEST(Target, LibraryRoutinesByTarget) {
