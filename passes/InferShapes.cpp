@@ -861,6 +861,22 @@ Type BodyInferrer::call_op(const OpDef& op, const Call& call) {
   return t ? *t : Type::unknown();
 }
 
+// The spelling of the operator of ir/Operators.def whose call is `callee` when no op stands
+// behind it on tensors (`a % b`, the call mod(a, b)), else null.
+const char* operator_without_op(std::string_view callee) {
+  struct Operator {
+    std::string_view callee;
+    const char* spelling;
+  };
+  static constexpr Operator kOperators[] = {
+#define DSC_OPERATOR(Name, callee, spelling, arity) {callee, spelling},
+#include "ir/Operators.def"
+  };
+  for (const Operator& o : kOperators)
+    if (o.callee == callee && !find_op(callee)) return o.spelling;
+  return nullptr;
+}
+
 void BodyInferrer::unknown_callee(const Call& call) {
   std::vector<std::string> names;
   for (const OpDef* op : all_ops())
@@ -872,11 +888,11 @@ void BodyInferrer::unknown_callee(const Call& call) {
     for (const Module::Decl& d : i.module->decls)
       if (d.fn) names.push_back(i.name + "." + d.name());
   }
-  if (call.callee == "mod") {
-    // What `a % b` on tensors becomes: the op set has no modulo (it is for dims and prims).
-    error(call.loc, "'%' is not defined on tensors")
-        .notes.push_back({call.loc, "'%' is floor modulo on dims and in prims; the op set has no "
-                                    "tensor modulo"});
+  if (const char* spelling = operator_without_op(call.callee)) {
+    const std::string op = std::string("'") + spelling + "'";
+    error(call.loc, op + " is not defined on tensors")
+        .notes.push_back({call.loc, op + " works on dims and in prims; the op set (ir/Ops.def) has no "
+                                         "op for it on tensors"});
     return;
   }
   Diagnostic& d = error(call.loc, "unknown op '" + call.callee + "'");

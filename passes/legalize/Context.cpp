@@ -1,6 +1,7 @@
 #include "passes/legalize/Context.h"
 
 #include "ir/Printer.h"
+#include "ir/StructuralEqual.h"
 #include "passes/FusionLog.h"
 #include "passes/IRUtil.h"
 #include "symbolic/Eval.h"
@@ -158,24 +159,8 @@ std::string FnContext::library_extern(const std::string& symbol, const std::vect
                                       const std::vector<std::optional<ir::StridedView>>& views,
                                       const std::optional<ir::StridedView>& result_view,
                                       const std::vector<ir::RoutineAttribute>& attributes) {
-  std::string key = symbol + ":" + epilogue + ":" + epilogue_first_row + ":";
-  for (const ir::RoutineAttribute& a : attributes) {
-    key += a.name + "=";
-    for (int64_t v : a.values)
-      key += std::to_string(v) + " ";
-  }
-  key += ":";
-  for (size_t k = 0; k < args.size(); ++k) {
-    key += ir::to_string(args[k]);
-    if (k < views.size() && views[k]) key += " " + ir::view_text(*views[k]);
-    key += ",";
-  }
-  key += "->" + ir::to_string(result);
-  if (result_view) key += " " + ir::view_text(*result_view);
-  auto it = externs_.find(key);
-  if (it != externs_.end()) return it->second;
   auto* e = new ir::ExternFunc();
-  e->name = new_decl_name(symbol.substr(symbol.find('.') + 1));
+  const Ref<ir::ExternFunc> made_here(e); // owns e; a same extern found below drops it
   // Parameters a, b, c, ...
   for (size_t k = 0; k < args.size(); ++k)
     e->params.push_back(ir::Var::make(std::string(1, static_cast<char>('a' + k)), args[k]));
@@ -192,8 +177,14 @@ std::string FnContext::library_extern(const std::string& symbol, const std::vect
     e->views.resize(args.size());
   }
   e->loc = fn_.loc;
-  out_.add(Ref<ir::ExternFunc>(e));
-  externs_[key] = e->name;
+  // One extern per signature: the same routine, epilogue, attributes, types and views.
+  for (const Ref<ir::ExternFunc>& made : externs_) {
+    e->name = made->name;
+    if (ir::structural_equal(*e, *made)) return made->name;
+  }
+  e->name = new_decl_name(symbol.substr(symbol.find('.') + 1));
+  out_.add(made_here);
+  externs_.push_back(made_here);
   return e->name;
 }
 

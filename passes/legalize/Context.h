@@ -65,7 +65,7 @@ public:
   struct Checkpoint {
     size_t decls = 0, names = 0;
     std::map<std::string, int> decl_counters;
-    std::map<std::string, std::string> externs;
+    std::vector<Ref<ir::ExternFunc>> externs;
     std::map<std::set<std::string>, ir::Expr> carriers;
   };
   Checkpoint checkpoint() const;
@@ -130,7 +130,7 @@ private:
   std::set<std::string> param_symbols_;
   std::set<std::string> var_names_;
   std::map<std::string, int> decl_counters_;
-  std::map<std::string, std::string> externs_; // signature text -> extern name
+  std::vector<Ref<ir::ExternFunc>> externs_; // made so far, each signature once
   std::map<std::set<std::string>, ir::Expr> carriers_;
   std::vector<ir::Binding> inserted_;
   std::vector<std::string> names_taken_; // by this context, in order (for rollback)
