@@ -38,7 +38,7 @@ void FusionLog::print(std::ostream& os, const SourceManager& sources, const std:
     if (!fn.empty() && s.fn != fn) continue;
     size_t kernels = s.kernels + s.library_calls;
     os << s.fn << ": " << s.ops << (s.ops == 1 ? " op call" : " op calls") << " in " << kernels
-       << (kernels == 1 ? " kernel (" : " kernels (") << s.kernels << " generated, "
+       << (kernels == 1 ? " kernel per call (" : " kernels per call (") << s.kernels << " generated, "
        << s.library_calls << (s.library_calls == 1 ? " library call)" : " library calls)");
     if (s.views) os << " and " << s.views << (s.views == 1 ? " view" : " views");
     for (const std::string& g : s.guards)

@@ -34,7 +34,7 @@ struct FusionDecision {
 };
 
 // What one fn became: its op calls, and the kernels, library calls and views that compute
-// them.
+// them (kernels counted per call as passes/KernelCount.h says, as `dscc build` counts them).
 struct FusionSummary {
   std::string fn;
   size_t ops = 0;

@@ -7,6 +7,7 @@
 #include "ir/OpRegistry.h"
 #include "ir/Printer.h"
 #include "passes/IRUtil.h"
+#include "passes/KernelCount.h"
 #include "passes/legalize/Context.h"
 #include "passes/legalize/Families.h"
 #include "passes/legalize/Fuse.h"
@@ -83,13 +84,19 @@ class FnLegalizer {
 public:
   FnLegalizer(ir::Module& generated, std::set<std::string>& taken, const ir::Function& f,
               PassContext& pass, const ir::Module& in)
-      : ctx_(generated, taken, f, pass), f_(f), pass_(pass), in_(in) {}
+      : ctx_(generated, taken, f, pass), f_(f), pass_(pass), in_(in), generated_(generated) {}
 
   Ref<ir::Function> run() {
     const ir::Block* body = f_.body.as<ir::Block>();
     summary_ = FusionSummary{f_.name, 0, 0, 0, 0, {}};
     ir::Expr legal = legalize_block(*body);
     if (!legal.defined()) return nullptr;
+    const KernelCount kernels = count_kernels(legal, [this](const std::string& name) {
+      const ir::Module::Decl* d = generated_.find(name);
+      return d ? d : in_.find(name);
+    });
+    summary_.kernels = kernels.generated;
+    summary_.library_calls = kernels.library;
     if (pass_.fusion_log) pass_.fusion_log->summaries.push_back(summary_);
     return rebuild_function(f_, f_.ret_type, legal, f_.facts);
   }
@@ -182,18 +189,7 @@ private:
     for (const lowering::FnItem& item : items) {
       if (item.dropped) continue;
       using Kind = lowering::ComputeDesc::Kind;
-      if (!item.desc) {
-        const ir::Call* call = item.binding.value.as<ir::Call>();
-        const ir::Module::Decl* d = call ? in_.find(call->callee) : nullptr;
-        summary_.kernels += d && d->prim ? 1 : 0;
-        summary_.library_calls += d && d->ext ? 1 : 0;
-      } else if (item.desc->kind == Kind::Library) {
-        ++summary_.library_calls;
-      } else if (item.desc->kind == Kind::View) {
-        ++summary_.views;
-      } else {
-        ++summary_.kernels;
-      }
+      if (item.desc && item.desc->kind == Kind::View) ++summary_.views;
     }
     std::vector<ir::Binding> out;
     for (lowering::FnItem& item : items) {
@@ -411,6 +407,7 @@ public:
   const ir::Function& f_;
   PassContext& pass_;
   const ir::Module& in_;
+  const ir::Module& generated_;
   FusionSummary summary_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/CpuBackend.h"
 #include "ir/LibraryRoutine.h"
+#include "passes/KernelCount.h"
 #include "passes/PassContext.h"
 #include "tools/dscc/Check.h"
 
@@ -219,21 +220,25 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
   if (!ok) return std::nullopt;
 
   if (!options.quiet) {
-    // An epilogue runs inside its library call: it is no kernel of its own.
-    // A shape-bucket variant is another compiled form of a kernel, not a kernel of its own.
-    size_t generated = 0, library = 0, epilogues = 0, variants = 0;
-    for (const ir::Module::Decl& d : c.module.decls) {
-      generated += d.prim && d.prim->variant_of.empty() ? 1 : 0;
-      variants += d.prim && !d.prim->variant_of.empty() ? 1 : 0;
-      library += d.ext ? 1 : 0;
-      epilogues += d.ext && !d.ext->epilogue.empty() ? 1 : 0;
+    // Kernels per call, counted as --explain-fusion counts them (passes/KernelCount.h).
+    passes::KernelCount kernels;
+    for (const std::string& name : c.entries) {
+      const ir::Module::Decl* d = c.module.find(name);
+      if (!d || !d->fn) continue;
+      const passes::KernelCount k = passes::count_kernels(
+          d->fn->body, [&](const std::string& callee) { return c.module.find(callee); });
+      kernels.generated += k.generated;
+      kernels.library += k.library;
+      kernels.with_epilogue += k.with_epilogue;
     }
-    generated -= epilogues;
+    size_t variants = 0;
+    for (const ir::Module::Decl& d : c.module.decls)
+      variants += d.prim && !d.prim->variant_of.empty() ? 1 : 0;
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     err << "dscc: " << options.file << ": lowered " << c.entries.size() << " function"
-        << (c.entries.size() == 1 ? "" : "s") << " to " << generated + library << " kernels ("
-        << generated << " generated, " << library << " library calls"
-        << (epilogues ? ", " + std::to_string(epilogues) + " with an epilogue" : "")
+        << (c.entries.size() == 1 ? "" : "s") << " to " << kernels.total() << " kernels per call ("
+        << kernels.generated << " generated, " << kernels.library << " library calls"
+        << (kernels.with_epilogue ? ", " + std::to_string(kernels.with_epilogue) + " with an epilogue" : "")
         << (variants ? ", " + std::to_string(variants) + " with a shape-bucket variant" : "") << ") in "
         << static_cast<int>(ms) << " ms\n";
   }
