@@ -24,7 +24,6 @@ Exit status: 0 on success; 1 when the program cannot be read or some nodes canno
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 
@@ -52,13 +51,8 @@ def check_args(ns: argparse.Namespace) -> str | None:
 
 
 def load(path: str):
-    import torch
-    try:
-        # torch logs a traceback when the archive does not deserialize, then raises.
-        logging.disable(logging.CRITICAL)
-        return torch.export.load(path)
-    finally:
-        logging.disable(logging.NOTSET)
+    from dscimport.torch_import import load_pt2
+    return load_pt2(path)
 
 
 def convert(ep, name: str, source: str, ns: argparse.Namespace):
