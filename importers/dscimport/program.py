@@ -274,6 +274,9 @@ class Program:
         # id is never reused by a later constant (a converter's temporary, such as a
         # transposed or folded copy) that would then get the wrong weight.
         self._weight_of: dict[int, tuple[Value, Value]] = {}
+        # name -> text of a prim the function may call (torch2dsc's cumsum), printed before the
+        # function when a live value calls it.
+        self.prims: dict[str, str] = {}
 
     # -- symbols and parameters -----------------------------------------------------------
 
@@ -302,6 +305,12 @@ class Program:
             self.weights.append(w)
             self._weight_of[id(c)] = (c, w)
         return w
+
+    def add_prim(self, name: str, text: str) -> None:
+        """A prim of the module (its whole text); its name is no value's."""
+        if name not in self.prims:
+            self.prims[name] = text
+            self.namer.taken.add(name)
 
     # -- values ---------------------------------------------------------------------------
 
@@ -422,6 +431,10 @@ class Program:
             lines.append("import nn")
         if lines:
             lines.append("")
+        called = "\n".join(body)
+        for name, text in self.prims.items():
+            if re.search(rf"\b{re.escape(name)}\(", called):
+                lines += text.rstrip("\n").split("\n") + [""]
         lines += self._signature(live_weights=self.live_weights)
         lines.append("{")
         lines += body

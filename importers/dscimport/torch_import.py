@@ -42,7 +42,7 @@ import sympy
 import torch
 from torch.utils._sympy import functions as symfn
 
-from . import symdim, torch_layout, torch_ops
+from . import symdim, torch_index, torch_layout, torch_ops
 from .common import (FOLD_LIMIT, ImportFailure, ImportResult, ModelError, Problem,
                      Unsupported)
 from .output import write_result
@@ -53,7 +53,7 @@ from .torch_node import (CONVERTERS, DTYPES, Node, UnsupportedArg, dsc_dtype, op
 
 # The converters register themselves in torch_node's CONVERTERS when their modules are
 # imported.
-CONVERTER_MODULES = (torch_ops, torch_layout)
+CONVERTER_MODULES = (torch_ops, torch_layout, torch_index)
 
 
 class _Poisoned(Exception):
@@ -1006,7 +1006,40 @@ def import_program(ep, name: str | None = None, source: str = "an ExportedProgra
         hint = " (export it first: torch.export.export(model, args, dynamic_shapes=...))" \
             if isinstance(ep, torch.nn.Module) else ""
         raise ModelError(f"expected a torch.export.ExportedProgram, got {what}{hint}")
-    return Importer(ep, name or _default_name(ep), source, dim_names, dynamic_shapes).run()
+    name = name or _default_name(ep)
+    ep, note = functionalized(ep)
+    imp = Importer(ep, name, source, dim_names, dynamic_shapes)
+    if note:
+        imp.notes.append(note)
+    return imp.run()
+
+
+def _mutating_ops(ep) -> list[str]:
+    out = []
+    for fx in ep.graph.nodes:
+        t = fx.target
+        if fx.op == "call_function" and isinstance(t, torch._ops.OpOverload) and \
+                op_name(t) not in NO_OPS and t._schema.is_mutable:
+            out.append(short_op(t))
+    return out
+
+
+def functionalized(ep):
+    """The program with its in-place ops made functional (`ep.run_decompositions({})`, which
+    decomposes nothing else), and a note for the header; the program itself when it has none.
+    An in-place update of a fresh tensor (T5's `bias += ...`) then reads as the op it is; one
+    of a buffer or an input becomes an output torch marks as a mutation, which the importer
+    reports (dsc functions are pure)."""
+    muts = _mutating_ops(ep)
+    if not muts:
+        return ep, None
+    try:
+        fn = ep.run_decompositions({})
+    except Exception:  # noqa: BLE001 - the in-place ops are then reported one by one
+        return ep, None
+    names = ", ".join(sorted(set(muts)))
+    return fn, (f"The in-place ops of the program ({names}) were made functional "
+                f"(run_decompositions({{}})) before it was read.")
 
 
 def to_dsc(exported_program, out_dir: str, name: str | None = None, *,

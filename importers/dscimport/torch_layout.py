@@ -231,9 +231,12 @@ def _expand(n: Node) -> None:
         n.alias(x)
         return
     fill = n.imp.fills.get(id(x))
-    if fill is not None or (x.is_const() and x.const.size == 1):
+    uniform = x.is_const() and x.const.dtype != object and x.const.size >= 1 and \
+        bool(np.all(x.const == x.const.flat[0]))
+    if fill is not None or uniform:
+        # An expanded constant of one value (BERT's buffer of token type ids) is a `full`.
         val = fill if fill is not None else x.const.reshape(-1)[0].item()
-        _full(n, dims, val, x.dtype)
+        emit_full(n, dims, val, x.dtype)
         return
     n.define(Call("broadcast_to", [n.operand(x), Dims(dims)]), x.dtype, dims)
 
@@ -351,22 +354,6 @@ def _index_select(n: Node) -> None:
     n.define(Call("take", [n.operand(x), n.operand(idx)], [("axis", Raw(str(axis)))]), x.dtype)
 
 
-@converter("aten.index.Tensor", dsc="`take(x, indices, axis=)`",
-           note="one integer index tensor (`x[:, ids]`); bool masks and several indices "
-                "unsupported")
-def _index(n: Node) -> None:
-    x = n.tensor("self")
-    idx = n.arg("indices")
-    present = [(k, v) for k, v in enumerate(idx) if v is not None]
-    if len(present) != 1 or not isinstance(present[0][1], Value):
-        raise Unsupported(f"indexing with {len(present)} index tensors (dsc's take reads one)")
-    axis, iv = present[0]
-    if iv.dtype not in INTS:
-        raise Unsupported(f"indexing with a {iv.dtype} tensor (a mask gives a data-dependent "
-                          f"shape)")
-    n.define(Call("take", [n.operand(x), n.operand(iv)], [("axis", Raw(str(axis)))]), x.dtype)
-
-
 # ---------------------------------------------------------------------------------------------
 # Concatenation and splitting
 # ---------------------------------------------------------------------------------------------
@@ -475,7 +462,8 @@ def _pad(n: Node) -> None:
 # Creation
 # ---------------------------------------------------------------------------------------------
 
-def _full(n: Node, dims: list, value, dtype: str) -> Value:
+def emit_full(n: Node, dims: list, value, dtype: str) -> Value:
+    """`full([dims], value, dtype=)` as the node's result (remembered as a fill)."""
     v = n.define(Call("full", [Dims(dims), n.lit(value, dtype)], [("dtype", Str(dtype))]),
                  dtype, dims)
     n.imp.fills[id(v)] = value
@@ -505,7 +493,7 @@ def _full_op(n: Node) -> None:
         name = {"full": "fill_value", "full_like": "fill_value", "new_full": "fill_value",
                 "fill": "value", "scalar_tensor": "s"}[kind]
         value = n.scalar(name)
-    _full(n, n.out_shape(), value, dtype)
+    emit_full(n, n.out_shape(), value, dtype)
 
 
 @converter("aten.arange.default", "aten.arange.start", "aten.arange.start_step",

@@ -146,6 +146,12 @@ def _arith(n: Node) -> None:
         return
     if kind == "add" and alpha == 1 and _linear_pattern(n, a, b):
         return
+    if alpha == 1 and isinstance(a, Value) and a.dtype == dtype and \
+            isinstance(b, (int, float)) and not isinstance(b, bool) and \
+            same_shape(a.shape, n.out_shape()) and \
+            ((kind in ("add", "sub") and b == 0) or (kind in ("mul", "div") and b == 1)):
+        n.alias(a)  # `arange(S) + 0` (transformers' positions), `x * 1.0`
+        return
     out = broadcast(n, [shape_of(a), shape_of(b)])
     ea = elem(n, a, dtype, out, [shape_of(b)])
     eb = elem(n, b, dtype, out, [shape_of(a)])
@@ -286,12 +292,19 @@ def _not(n: Node) -> None:
     n.define(Unary("!", e), "bool", x.shape)
 
 
-@converter("aten.maximum.default", "aten.minimum.default", dsc="`maximum`, `minimum`")
+@converter("aten.maximum.default", "aten.minimum.default", "aten.max.other",
+           "aten.min.other", dsc="`maximum`, `minimum`",
+           note="max.other and min.other (`torch.min(a, b)`) are the elementwise ones")
 def _maxmin(n: Node) -> None:
     a, b = n.tensor("self"), n.tensor("other")
     dtype = n.out_dtype()
     out = broadcast(n, [a.shape, b.shape])
-    n.define(Call(n.op.split(".")[1], [n.cast(a, dtype), n.cast(b, dtype)]), dtype, out)
+    fn = {"max": "maximum", "min": "minimum"}.get(n.op.split(".")[1], n.op.split(".")[1])
+    ea = elem(n, a, dtype, out, [b.shape])
+    eb = elem(n, b, dtype, out, [a.shape])
+    if isinstance(ea, Lit) and isinstance(eb, Lit):
+        ea = n.cast(a, dtype)
+    n.define(Call(fn, [ea, eb]), dtype, out)
 
 
 @converter("aten.clamp.default", "aten.clamp.Tensor", "aten.clamp_min.default",

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Checks importers/torch2dsc.py on Hugging Face transformers models called the way their users
+call them (issue 34): each family is built here from a small random config (2 layers, hidden
+64, vocabulary 100) at a fixed seed, exported by torch.export with `input_ids` and a padded
+`attention_mask` (and `token_type_ids` where the model has them) with dynamic batch B and
+sequence S, saved as a .pt2 (whose program returns a transformers ModelOutput), imported by
+the command line (`--dim input_ids.0=B --dim input_ids.1=S`), built once with `dscc build`,
+and run with `dscc run` at batch 1, odd lengths (7, 61) and padded rows (rows whose mask is 0
+at the end). Every output (the ModelOutput's tensors in order) is compared with transformers
+eager on the same inputs.
+
+  text     BERT (with and without token_type_ids), DistilBERT, GPT-2 (with a mask, and with
+           ids alone: its packed-sequence check, diff and cumsum), LLaMA, Qwen2, Mistral,
+           T5's encoder;
+  fixed    models whose sequence transformers fixes: Whisper's encoder (conv1d over mel
+           frames, dynamic batch) and ViT (dynamic batch).
+
+    check_hf_import.py --dscc build/tools/dscc/dscc [--filter REGEX] [--keep] [-v]
+
+Prints one line per check (PASS or FAIL, then details), then `N passed, M failed`; exits 1 when
+a check failed, 77 (a skip for ctest) when transformers, torch, numpy or safetensors is missing.
+The tolerance is harness.py's: |dsc - transformers| <= 1e-4 * (rms + |ref|).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import re
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable
+
+try:
+    import numpy as np
+    import torch
+    from torch.export import Dim, export
+except ImportError as e:
+    print(f"SKIP: {e.name or e} is not installed: run tools/scripts/install_python_deps.sh --tests")
+    sys.exit(77)
+for _mod in ("safetensors", "transformers"):
+    if importlib.util.find_spec(_mod) is None:
+        print(f"SKIP: {_mod} is not installed: run tools/scripts/install_python_deps.sh --tests")
+        sys.exit(77)
+
+import transformers  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
+IMPORTER = os.path.join(SOURCE_DIR, "importers", "torch2dsc.py")
+sys.path.insert(0, HERE)
+from harness import (Checker, check_dscc_arg, compare_outputs, exit_problem,  # noqa: E402
+                     remove_work, run, tally)
+
+SEED = 20270134
+VOCAB = 100
+
+warnings.filterwarnings("ignore")
+transformers.logging.set_verbosity_error()
+torch.set_num_threads(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The families
+# ---------------------------------------------------------------------------------------------
+
+def _cfg(name: str, **kw):
+    return getattr(transformers, name)(**kw)
+
+
+def _decoder(cls: str, cfg: str, **extra):
+    def make():
+        return getattr(transformers, cls)(_cfg(cfg, vocab_size=VOCAB, hidden_size=64,
+                                               num_hidden_layers=2, num_attention_heads=4,
+                                               num_key_value_heads=2, intermediate_size=128,
+                                               max_position_embeddings=128, **extra))
+    return make
+
+
+def bert():
+    return transformers.BertModel(_cfg("BertConfig", vocab_size=VOCAB, hidden_size=64,
+                                       num_hidden_layers=2, num_attention_heads=4,
+                                       intermediate_size=128, max_position_embeddings=128,
+                                       type_vocab_size=2))
+
+
+def distilbert():
+    return transformers.DistilBertModel(_cfg("DistilBertConfig", vocab_size=VOCAB, dim=64,
+                                             n_layers=2, n_heads=4, hidden_dim=128,
+                                             max_position_embeddings=128))
+
+
+def gpt2():
+    return transformers.GPT2Model(_cfg("GPT2Config", vocab_size=VOCAB, n_embd=64, n_layer=2,
+                                       n_head=4, n_positions=128, bos_token_id=1,
+                                       eos_token_id=2))
+
+
+def t5_encoder():
+    return transformers.T5EncoderModel(_cfg("T5Config", vocab_size=VOCAB, d_model=64, d_kv=16,
+                                            d_ff=128, num_layers=2, num_heads=4,
+                                            relative_attention_num_buckets=8,
+                                            relative_attention_max_distance=20))
+
+
+def whisper_encoder():
+    from transformers.models.whisper.modeling_whisper import WhisperEncoder
+    return WhisperEncoder(_cfg("WhisperConfig", vocab_size=VOCAB, d_model=64, encoder_layers=2,
+                               encoder_attention_heads=4, encoder_ffn_dim=128, decoder_layers=1,
+                               decoder_attention_heads=4, decoder_ffn_dim=128, num_mel_bins=16,
+                               max_source_positions=16, max_target_positions=32,
+                               pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                               decoder_start_token_id=1))
+
+
+def vit():
+    return transformers.ViTModel(_cfg("ViTConfig", hidden_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, intermediate_size=128,
+                                      image_size=32, patch_size=8, num_channels=3))
+
+
+def text_inputs(mask=True, token_types=False):
+    """The inputs of a text model at (B, S): ids, and a mask whose odd rows keep a random
+    prefix (padded at the end), as a tokenizer pads a batch."""
+    def inputs(g, b, s):
+        out = {"input_ids": torch.randint(0, VOCAB, (b, s), generator=g)}
+        if mask:
+            keep = torch.full((b,), s)
+            for r in range(1, b, 2):
+                keep[r] = int(torch.randint(1, s + 1, (1,), generator=g))
+            out["attention_mask"] = (torch.arange(s)[None, :] < keep[:, None]).long()
+        if token_types:
+            out["token_type_ids"] = torch.randint(0, 2, (b, s), generator=g)
+        return out
+    return inputs
+
+
+@dataclass
+class Family:
+    name: str
+    make: Callable
+    inputs: Callable                       # (generator, B, S) -> {name: tensor}
+    shapes: list[tuple[int, int]]          # (B, S) to run at
+    dims: tuple[str, ...] = ("B", "S")     # the dynamic dims of every input, by axis
+    call: dict = field(default_factory=dict)   # keyword arguments fixed at export
+
+
+TEXT_SHAPES = [(1, 7), (2, 61), (3, 7), (1, 1), (4, 13)]
+NO_CACHE = {"use_cache": False}
+
+FAMILIES = [
+    Family("bert", bert, text_inputs(token_types=True), TEXT_SHAPES),
+    Family("bert_no_token_types", bert, text_inputs(), TEXT_SHAPES),
+    Family("distilbert", distilbert, text_inputs(), TEXT_SHAPES),
+    Family("gpt2", gpt2, text_inputs(), TEXT_SHAPES, call=NO_CACHE),
+    Family("gpt2_ids_only", gpt2, text_inputs(mask=False), TEXT_SHAPES, call=NO_CACHE),
+    Family("llama", _decoder("LlamaModel", "LlamaConfig"), text_inputs(), TEXT_SHAPES,
+           call=NO_CACHE),
+    Family("qwen2", _decoder("Qwen2Model", "Qwen2Config"), text_inputs(), TEXT_SHAPES,
+           call=NO_CACHE),
+    Family("mistral", _decoder("MistralModel", "MistralConfig", sliding_window=None),
+           text_inputs(), TEXT_SHAPES, call=NO_CACHE),
+    Family("t5_encoder", t5_encoder, text_inputs(), TEXT_SHAPES),
+    Family("whisper_encoder", whisper_encoder,
+           lambda g, b, s: {"input_features": torch.randn(b, 16, 32, generator=g)},
+           [(1, 0), (2, 0), (5, 0)], dims=("B",)),
+    Family("vit", vit, lambda g, b, s: {"pixel_values": torch.randn(b, 3, 32, 32, generator=g)},
+           [(1, 0), (2, 0), (3, 0)], dims=("B",)),
+]
+
+
+def randomize(model) -> None:
+    """Norm weights and biases away from their initial ones and zeros, so that a dropped
+    scale or shift shows (the import would otherwise read them as literals)."""
+    g = torch.Generator().manual_seed(SEED + 7)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 1:
+                p.add_(0.1 * torch.randn(p.shape, generator=g))
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------
+
+class HFChecker(Checker):
+    def family(self, fam: Family) -> None:
+        torch.manual_seed(SEED)
+        model = fam.make().eval()
+        randomize(model)
+        g = torch.Generator().manual_seed(SEED)
+        example = fam.inputs(g, 2, 8)
+        spec = {name: {i: Dim(d, min=1, max=64 if d == "B" else 120)
+                       for i, d in enumerate(fam.dims)} for name in example}
+        for k in fam.call:
+            spec[k] = None
+        try:
+            ep = export(model, (), {**example, **fam.call}, dynamic_shapes=spec)
+        except Exception as e:  # noqa: BLE001 - transformers' code refused by torch.export
+            self.report(f"{fam.name} export", False, f"{type(e).__name__}: "
+                        f"{str(e).splitlines()[0] if str(e) else ''}")
+            return
+        pt2 = os.path.join(self.work, f"{fam.name}.pt2")
+        torch.export.save(ep, pt2)
+        out = os.path.join(self.work, fam.name)
+        first = next(iter(example))
+        args = [pt2, "-o", out] + [a for i, d in enumerate(fam.dims)
+                                   for a in ("--dim", f"{first}.{i}={d}")]
+        r = self.cli(args)
+        problem = exit_problem(r, "torch2dsc exit")
+        self.report(f"{fam.name} import", problem is None,
+                    (problem + ("\n" + r.stderr if self.verbose else "")) if problem
+                    else r.stdout.strip())
+        if problem:
+            return
+        dsc = os.path.join(out, f"{fam.name}.dsc")
+        weights = os.path.join(out, f"{fam.name}.safetensors")
+        if self.verbose:
+            with open(dsc) as f:
+                print(f.read())
+        so = os.path.join(out, f"{fam.name}.so")
+        r = run([self.dscc, "build", dsc, "-o", so, "-q"], self.timeout)
+        problem = exit_problem(r, "dscc build exit")
+        if problem:
+            self.report(f"{fam.name} dscc build", False, problem)
+            return
+        for k, (b, s) in enumerate(fam.shapes):
+            self.run_shape(fam, model, so, weights, k, b, s)
+
+    def run_shape(self, fam: Family, model, so: str, weights: str, k: int, b: int,
+                  s: int) -> None:
+        label = f"{fam.name} B={b}" + (f",S={s}" if "S" in fam.dims else "")
+        g = torch.Generator().manual_seed(SEED + 101 * k + len(fam.name))
+        inputs = fam.inputs(g, b, s)
+        case = os.path.join(self.work, re.sub(r"[^A-Za-z0-9_=-]+", "_", label))
+        os.makedirs(case)
+        cmd = [self.dscc, "run", so, "--weights", weights, f"--output={case}/out"]
+        for name, t in inputs.items():
+            path = os.path.join(case, f"{name}.npy")
+            np.save(path, t.numpy(), allow_pickle=False)
+            cmd += ["--input", f"{name}={path}"]
+        r = run(cmd, self.timeout)
+        problem = exit_problem(r, "dscc run exit")
+        if problem:
+            self.report(label, False, problem)
+            return
+        with torch.no_grad():
+            ref = model(**inputs, **fam.call)
+        refs = [v for v in ref.to_tuple() if isinstance(v, torch.Tensor)]
+        named = [(f"output {i}", t.numpy()) for i, t in enumerate(refs)]
+        self.report(label, *compare_outputs(os.path.join(case, "out"), named, "transformers"))
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dscc", required=True, help="the dscc binary")
+    ap.add_argument("--filter", help="only the families whose name matches this regex")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds per command")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ns = ap.parse_args(argv)
+    if not check_dscc_arg("check_hf_import.py", {"numeric"}, ns.dscc):
+        return 2
+    print(f"transformers {transformers.__version__}, torch {torch.__version__}")
+    work = tempfile.mkdtemp(prefix="dsc-hf-")
+    checker = HFChecker(IMPORTER, ns.dscc, work, ns.timeout, ns.verbose)
+    try:
+        for fam in FAMILIES:
+            if ns.filter and not re.search(ns.filter, fam.name):
+                continue
+            try:
+                checker.family(fam)
+            except Exception as e:  # noqa: BLE001 - a failed family, not a crash of the script
+                checker.report(fam.name, False, f"{type(e).__name__}: {e}")
+    finally:
+        remove_work(work, ns.keep)
+    return tally(checker)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
