@@ -932,13 +932,16 @@ def _pair(xs: list[int], what: str) -> Expr:
     raise Unsupported(f"{what} {xs} (conv2d takes one int or a pair)")
 
 
-@converter("aten.conv2d.default", "aten.convolution.default",
+@converter("aten.conv2d.default", "aten.conv1d.default", "aten.convolution.default",
            dsc="`conv2d(x, w, stride=, padding=, dilation=, groups=)` + bias",
-           note="2-D, not transposed; the bias is added as `reshape(b, [C, 1, 1])`")
+           note="2-D, not transposed; the bias is added as `reshape(b, [C, 1, 1])`; a 1-D "
+                "convolution (Whisper's) is a conv2d of height 1 between reshapes")
 def _conv(n: Node) -> None:
     x, w, b = n.tensor("input"), n.tensor("weight"), n.opt_tensor("bias")
-    if x.rank != 4:
-        raise Unsupported(f"a convolution of rank {x.rank} (dsc has conv2d)")
+    one_d = x.rank == 3
+    if x.rank not in (3, 4) or w.rank != x.rank:
+        raise Unsupported(f"a convolution of rank {x.rank} (dsc has conv2d; 1-D convolutions "
+                          f"of batched [N, C, L] inputs are read as conv2d)")
     if n.op == "aten.convolution.default":
         if n.arg("transposed"):
             raise UnsupportedArg("transposed=True")
@@ -946,11 +949,23 @@ def _conv(n: Node) -> None:
     kw: list = []
     for name, default in (("stride", 1), ("padding", 0), ("dilation", 1)):
         vals = n.ints(name)
+        if one_d:
+            if len(vals) > 1:
+                raise UnsupportedArg(f"{name}={vals} for a 1-D convolution")
+            vals = [default] + (vals or [default])  # the height of 1 is not strided or padded
         if vals and any(v != default for v in vals):
             kw.append((name, _pair(vals, name)))
     groups = n.int("groups")
     if groups != 1:
         kw.append(("groups", Raw(str(groups))))
+    if one_d:
+        # [N, C, L] as [N, C, 1, L], the kernel [O, C/g, K] as [O, C/g, 1, K].
+        w4 = [w.shape[0], w.shape[1], 1, w.shape[2]]
+        if w.is_const() and w.const.dtype != object:
+            w = n.prog.constant(w.const.reshape([int(d) for d in w4]), w.dtype, w.hint)
+        else:
+            w = n.prog.define(Call("reshape", [n.operand(w), Dims(w4)]), w.dtype, w4,
+                              n.hint() + "_w")
     fold = _foldable_bn(n, w.shape[0]) if w.is_const() and w.rank == 4 and \
         x.dtype in FLOATS and (b is None or b.is_const()) else None
     if fold is not None:
@@ -961,13 +976,18 @@ def _conv(n: Node) -> None:
                             .astype(np_dtype), w.dtype, w.hint)
         b0 = b.const.astype(np.float64) if b is not None else 0.0
         b = n.prog.constant((b0 * scale + shift).astype(np_dtype), w.dtype, bias_hint)
-    e: Expr = Call("conv2d", [n.operand(x), n.operand(w)], kw)
+    xe: Expr = n.operand(x)
+    if one_d:
+        xe = Call("reshape", [xe, Dims([x.shape[0], x.shape[1], 1, x.shape[2]])])
+    e: Expr = Call("conv2d", [xe, n.operand(w)], kw)
     if b is not None:
         if b.is_const():
             bb = n.prog.constant(b.const.reshape(-1, 1, 1), b.dtype, b.hint)
             e = Bin("+", e, n.operand(bb))
         else:
             e = Bin("+", e, Call("reshape", [n.operand(b), Dims([b.shape[0], 1, 1])]))
+    if one_d:
+        e = Call("reshape", [e, Dims(n.out_shape())])
     v = n.define(e)
     if fold is not None:
         n.imp.folded[fold[0]] = v

@@ -194,6 +194,43 @@ class ConvNet(nn.Module):
         return self.fc(torch.flatten(self.pool(h), 1))
 
 
+class IndexOps(nn.Module):
+    """What transformers' models need beyond the blocks above (issue 34): indexing with
+    several index tensors (adjacent, with negatives; apart; each an arange along its own axis,
+    as create_causal_mask's `padding_mask[batch_idx, kv_idx]`), gather along each axis,
+    cumsum of bools, floats and int32, diff with prepend, append and n=2, min/max of two
+    tensors, 1-D convolutions (strided, padded, dilated, grouped) and in-place updates of a
+    fresh tensor (made functional on import)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(4, 6, 3, stride=2, padding=1, dilation=2, groups=2)
+        self.conv2 = nn.Conv1d(6, 5, 1)
+
+    def forward(self, x, ids, mask, sig):
+        B, S, D = x.shape
+        rows = torch.arange(B)
+        a = x[rows[:, None], ids]
+        zeros, fours = ids * 0, (ids > 0).long() * 4
+        b = x[zeros, :, fours]
+        m = mask.bool()[rows[:, None, None], torch.arange(S)[None, None, :]]
+        pos = ids.clamp(min=0)
+        g = torch.gather(x, 1, pos[:, :, None].expand(B, S, D)) + \
+            torch.gather(x, 2, (ids > 0).long()[:, :, None] * 3) + \
+            torch.gather(x, 0, torch.zeros(1, S, D, dtype=torch.long))
+        c = mask.bool().cumsum(-1)
+        d = torch.diff(x, dim=1, prepend=x[:, :1]) + x.cumsum(1) - x.cumsum(0)
+        e = torch.diff(torch.cat([ids[:, :1], ids[:, :1], ids], 1), n=2, dim=1) + \
+            ids.int().cumsum(0, dtype=torch.int32)
+        f = torch.diff(mask.bool(), dim=-1, append=mask[:, -1:].bool())
+        h = torch.min(x, x * 0.5 + 0.1) + torch.max(x, torch.full_like(x, 0.2))
+        t = x * 2
+        t += 1
+        t.mul_(h)
+        y = self.conv2(F.gelu(self.conv(sig)))
+        return a, b, m, g, c, d, e, f, t, y
+
+
 # ---------------------------------------------------------------------------------------------
 # Cases: a model, its example inputs, its dims, and the shapes to run at
 # ---------------------------------------------------------------------------------------------
@@ -260,6 +297,17 @@ CASES = [
          lambda: {"x": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=128)},
                   "ids": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=128)}},
          {"B": 2, "S": 8}, BS, ["x", "ids"]),
+    Case("index_ops", IndexOps,
+         lambda g, s: (randn(g, s["B"], s["S"], 5),
+                       torch.randint(-s["S"], s["S"], (s["B"], s["S"]), generator=g),
+                       padding_mask(g, s["B"], s["S"]), randn(g, s["B"], 4, s["L"])),
+         lambda: {"x": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=128)},
+                  "ids": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=128)},
+                  "mask": {0: Dim("B", min=1, max=64), 1: Dim("S", min=1, max=128)},
+                  "sig": {0: Dim("B", min=1, max=64), 2: Dim("L", min=5, max=256)}},
+         {"B": 2, "S": 8, "L": 9},
+         [{"B": 1, "S": 1, "L": 5}, {"B": 2, "S": 7, "L": 6}, {"B": 3, "S": 13, "L": 11},
+          {"B": 1, "S": 31, "L": 7}, {"B": 2, "S": 2, "L": 13}], ["x", "ids", "mask", "sig"]),
     Case("convnet", ConvNet, lambda g, s: (randn(g, s["N"], 3, s["H"], s["H"]),),
          lambda: {"x": {0: Dim("N", min=1, max=32), 2: Dim("H", min=4, max=224),
                         3: Dim("H", min=4, max=224)}},
@@ -380,7 +428,7 @@ class Checker(BaseChecker):
         class Unsupported(nn.Module):
             def forward(self, x):
                 a = torch.tan(x)
-                b = torch.cumsum(a, dim=-1)
+                b = torch.cumprod(a, dim=-1)
                 c = F.gelu(x) + b
                 d = F.scaled_dot_product_attention(c[:, None], c[:, None], c[:, None],
                                                    dropout_p=0.5)
@@ -395,7 +443,7 @@ class Checker(BaseChecker):
             "unsupported ops are all listed", [pt2],
             ["4 nodes cannot be imported", "nothing was written",
              "aten.tan.default (node 'tan', ", f"{me}:", "a = torch.tan(x)",
-             "aten.cumsum.default (node 'cumsum'", "b = torch.cumsum(a, dim=-1)",
+             "aten.cumprod.default (node 'cumprod'", "b = torch.cumprod(a, dim=-1)",
              "aten.scaled_dot_product_attention.default", "dropout_p",
              "aten.floor.default (node 'floor'", "no converter for this op"])
 

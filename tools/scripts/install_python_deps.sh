@@ -5,8 +5,9 @@
 #
 #   tools/scripts/install_python_deps.sh            # numpy, torch, onnx, onnxruntime
 #   tools/scripts/install_python_deps.sh --tests    # numpy, torch, onnx, onnxruntime,
-#                                                   # safetensors (tests/e2e, tests/importers,
-#                                                   # importers/zoo: what test.sh runs)
+#                                                   # safetensors, transformers (tests/e2e,
+#                                                   # tests/importers, importers/zoo: what
+#                                                   # test.sh runs)
 #   tools/scripts/install_python_deps.sh --numpy-only   # numpy alone (tests/e2e)
 #   tools/scripts/install_python_deps.sh --bench    # the same as no argument (bench/cpu/)
 #   tools/scripts/install_python_deps.sh --print-python   # the interpreter to run them with
@@ -31,6 +32,12 @@
 # interpreter (PEP 668), which has no onnxruntime package, they are skipped with a message,
 # and ctest reports the importer tests as skipped (exit 77), not failed (test.sh then fails
 # unless DSC_ALLOW_SKIPS=1).
+#
+# transformers (--tests): tests/importers/check_hf_import.py (ctest importers_torch_hf) builds
+# Hugging Face models from small random configs (nothing is downloaded) and imports them.
+# Pinned by DSC_TRANSFORMERS_SPEC (default transformers==5.24.0, the version issue 34 was
+# measured with; it pulls tokenizers and huggingface-hub, about 60 MB). Debian's interpreter
+# is left without it, and that test exits 77 (skipped).
 #
 # torch: the decision, and why.
 #   - PyPI has no CPU-only build of torch for Linux x86_64. The CPU wheels
@@ -70,16 +77,18 @@ want_numpy=1
 want_torch=1
 want_onnx=1
 want_safetensors=0
+want_transformers=0
 print_python=0
 torch_from=${DSC_TORCH_FROM:-pypi}
 torch_spec=${DSC_TORCH_SPEC:-torch==2.15.0}
 onnx_spec=${DSC_ONNX_SPEC:-onnx==1.23.2 onnxruntime==1.32.0}
 safetensors_spec=${DSC_SAFETENSORS_SPEC:-safetensors==0.8.0}
+transformers_spec=${DSC_TRANSFORMERS_SPEC:-transformers==5.24.0}
 
 for arg in "$@"; do
   case "$arg" in
-    --tests) want_torch=1 want_onnx=1 want_safetensors=1 ;;
-    --numpy-only) want_torch=0 want_onnx=0 want_safetensors=0 ;;
+    --tests) want_torch=1 want_onnx=1 want_safetensors=1 want_transformers=1 ;;
+    --numpy-only) want_torch=0 want_onnx=0 want_safetensors=0 want_transformers=0 ;;
     --bench | --all) want_numpy=1 want_torch=1 want_onnx=1 ;;
     --torch-from=pypi | --torch-from=debian) torch_from=${arg#--torch-from=} ;;
     --print-python) print_python=1 ;;
@@ -196,6 +205,16 @@ if [ ${#missing_onnx[@]} -gt 0 ]; then
       specs+=($safetensors_spec)
     fi
     pip_install "${specs[@]}"
+  fi
+fi
+
+if [ "$want_transformers" = 1 ] && ! has transformers; then
+  if externally_managed; then
+    echo "install_python_deps: skipping transformers: $python is Debian's externally-managed" \
+      "interpreter; importers_torch_hf will be reported as skipped" >&2
+  else
+    # shellcheck disable=SC2086 # the spec is a requirement
+    pip_install $transformers_spec
   fi
 fi
 
