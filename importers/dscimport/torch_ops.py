@@ -880,9 +880,11 @@ def _addmm(n: Node) -> None:
 
 
 @converter("aten.scaled_dot_product_attention.default",
-           dsc="`nn.attention(q, k, v, mask=, scale=)`",
-           note="rank-4 q, k, v; a bool mask or is_causal becomes an additive mask of 0 and "
-                "-inf; dropout_p=0 only; enable_gqa only with equal head counts")
+           dsc="`nn.attention(q, k, v, mask=, scale=)`, `nn.masked_attention(q, k, v, keep, "
+               "scale=)`",
+           note="rank-4 q, k, v; a bool mask is nn.masked_attention's `keep` (a query that "
+                "attends to no key gives 0, as in torch); is_causal an additive mask of 0 "
+                "and -inf; dropout_p=0 only; enable_gqa only with equal head counts")
 def _sdpa(n: Node) -> None:
     q, k, v = n.tensor("query"), n.tensor("key"), n.tensor("value")
     mask = n.opt_tensor("attn_mask")
@@ -910,13 +912,14 @@ def _sdpa(n: Node) -> None:
         rows = Call("reshape", [Call("arange", [Lit("0"), DimArg(L)]), Dims([L, 1])])
         keep = Bin("<=", Call("arange", [Lit("0"), DimArg(S)]), rows)
         kw.append(("mask", Call("where", [keep, n.lit(0.0, dtype), n.lit(-math.inf, dtype)])))
-    elif mask is not None:
-        if mask.dtype == "bool":
-            kw.append(("mask", Call("where", [n.operand(mask), n.lit(0.0, dtype),
-                                              n.lit(-math.inf, dtype)])))
-        else:
-            kw.append(("mask", n.cast(mask, dtype)))
     kw.append(("scale", Raw(n.lit(float(scale), "f32").text)))
+    if not causal and mask is not None and mask.dtype == "bool":
+        # A query whose every key is masked (a row of left padding) gives 0, as in torch.
+        n.define(Call("nn.masked_attention", [n.operand(q), n.operand(k), n.operand(v),
+                                              n.operand(mask)], kw[-1:]), dtype)
+        return
+    if not causal and mask is not None:
+        kw.insert(0, ("mask", n.cast(mask, dtype)))
     n.define(Call("nn.attention", [n.operand(q), n.operand(k), n.operand(v)], kw), dtype)
 
 

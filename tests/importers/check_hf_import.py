@@ -6,7 +6,7 @@ call them (issue 34): each family is built here from a small random config (2 la
 sequence S, saved as a .pt2 (whose program returns a transformers ModelOutput), imported by
 the command line (`--dim input_ids.0=B --dim input_ids.1=S`), built once with `dscc build`,
 and run with `dscc run` at batch 1, odd lengths (7, 61) and padded rows (rows whose mask is 0
-at the end). Every output (the ModelOutput's tensors in order) is compared with transformers
+at the end, and at the start). Every output (the ModelOutput's tensors in order) is compared with transformers
 eager on the same inputs.
 
   text     BERT (with and without token_type_ids), DistilBERT, GPT-2 (with a mask, and with
@@ -123,15 +123,20 @@ def vit():
 
 
 def text_inputs(mask=True, token_types=False):
-    """The inputs of a text model at (B, S): ids, and a mask whose odd rows keep a random
-    prefix (padded at the end), as a tokenizer pads a batch."""
+    """The inputs of a text model at (B, S): ids, and a mask as a tokenizer pads a batch: rows
+    1, 4, 7, ... keep a random prefix (padded at the end), rows 2, 5, ... a random suffix
+    (padded at the start, as for generation: their first queries attend to no key)."""
     def inputs(g, b, s):
         out = {"input_ids": torch.randint(0, VOCAB, (b, s), generator=g)}
         if mask:
-            keep = torch.full((b,), s)
-            for r in range(1, b, 2):
-                keep[r] = int(torch.randint(1, s + 1, (1,), generator=g))
-            out["attention_mask"] = (torch.arange(s)[None, :] < keep[:, None]).long()
+            m = torch.ones(b, s, dtype=torch.long)
+            for r in range(1, b):
+                keep = int(torch.randint(1, s + 1, (1,), generator=g))
+                if r % 3 == 1:
+                    m[r, keep:] = 0
+                elif r % 3 == 2:
+                    m[r, :s - keep] = 0
+            out["attention_mask"] = m
         if token_types:
             out["token_type_ids"] = torch.randint(0, 2, (b, s), generator=g)
         return out
