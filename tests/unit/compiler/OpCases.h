@@ -128,6 +128,7 @@ inline std::vector<NumericCase> cases() {
       {"nn_rms_norm", "import nn\nfn f(x: f32[B, D], g: f32[D]) { return nn.rms_norm(x, g) }", {"B", "D"}, 2, 1e-4},
       {"nn_linear", "import nn\nfn f(x: f32[B, K], w: f32[K, N], b: f32[N]) { return nn.linear(x, w, b) }", {"B", "K", "N"}, 2, 1e-4},
       {"nn_attention", "import nn\nfn f(q: f32[B, H, S, D], k: f32[B, H, T, D], v: f32[B, H, T, D]) { return nn.attention(q, k, v, scale=0.25) }", {"B", "H", "S", "T", "D"}, 2, 1e-4},
+      {"nn_masked_attention", "import nn\nfn f(q: f32[B, H, S, D], k: f32[B, H, T, D], v: f32[B, H, T, D], keep: bool[B, 1, S, T]) { return nn.masked_attention(q, k, v, keep, scale=0.25) }", {"B", "H", "S", "T", "D"}, 2, 1e-4},
   };
 }
 
