@@ -15,7 +15,12 @@ eager on the same inputs.
   fixed    models whose sequence transformers fixes: Whisper's encoder (conv1d over mel
            frames, dynamic batch) and ViT (dynamic batch).
 
-    check_hf_import.py --dscc build/tools/dscc/dscc [--filter REGEX] [--keep] [-v]
+With `--forms core` the programs are imported after `run_decompositions()` (core ATen)
+instead; a family whose decomposition torch itself cannot do (GPT-2 under torch 2.15) is
+noted and skipped.
+
+    check_hf_import.py --dscc build/tools/dscc/dscc [--forms export,core] [--filter REGEX]
+                       [--keep] [-v]
 
 Prints one line per check (PASS or FAIL, then details), then `N passed, M failed`; exits 1 when
 a check failed, 77 (a skip for ctest) when transformers, torch, numpy or safetensors is missing.
@@ -192,7 +197,7 @@ def randomize(model) -> None:
 # ---------------------------------------------------------------------------------------------
 
 class HFChecker(Checker):
-    def family(self, fam: Family) -> None:
+    def family(self, fam: Family, forms: list[str]) -> None:
         torch.manual_seed(SEED)
         model = fam.make().eval()
         randomize(model)
@@ -208,36 +213,49 @@ class HFChecker(Checker):
             self.report(f"{fam.name} export", False, f"{type(e).__name__}: "
                         f"{str(e).splitlines()[0] if str(e) else ''}")
             return
-        pt2 = os.path.join(self.work, f"{fam.name}.pt2")
+        for form in forms:
+            prog = ep
+            if form == "core":
+                try:
+                    prog = ep.run_decompositions()
+                except Exception as e:  # noqa: BLE001 - torch's own decomposition fails
+                    print(f"NOTE {fam.name} (core): torch's run_decompositions() fails: "
+                          f"{str(e).splitlines()[0] if str(e) else type(e).__name__}")
+                    continue
+            self.form(fam, model, example, prog, form)
+
+    def form(self, fam: Family, model, example: dict, ep, form: str) -> None:
+        name = fam.name if form == "export" else f"{fam.name}_{form}"
+        pt2 = os.path.join(self.work, f"{name}.pt2")
         torch.export.save(ep, pt2)
-        out = os.path.join(self.work, fam.name)
+        out = os.path.join(self.work, name)
         first = next(iter(example))
         args = [pt2, "-o", out] + [a for i, d in enumerate(fam.dims)
                                    for a in ("--dim", f"{first}.{i}={d}")]
         r = self.cli(args)
         problem = exit_problem(r, "torch2dsc exit")
-        self.report(f"{fam.name} import", problem is None,
+        self.report(f"{name} import", problem is None,
                     (problem + ("\n" + r.stderr if self.verbose else "")) if problem
                     else r.stdout.strip())
         if problem:
             return
-        dsc = os.path.join(out, f"{fam.name}.dsc")
-        weights = os.path.join(out, f"{fam.name}.safetensors")
+        dsc = os.path.join(out, f"{name}.dsc")
+        weights = os.path.join(out, f"{name}.safetensors")
         if self.verbose:
             with open(dsc) as f:
                 print(f.read())
-        so = os.path.join(out, f"{fam.name}.so")
+        so = os.path.join(out, f"{name}.so")
         r = run([self.dscc, "build", dsc, "-o", so, "-q"], self.timeout)
         problem = exit_problem(r, "dscc build exit")
         if problem:
-            self.report(f"{fam.name} dscc build", False, problem)
+            self.report(f"{name} dscc build", False, problem)
             return
         for k, (b, s) in enumerate(fam.shapes):
-            self.run_shape(fam, model, so, weights, k, b, s)
+            self.run_shape(fam, name, model, so, weights, k, b, s)
 
-    def run_shape(self, fam: Family, model, so: str, weights: str, k: int, b: int,
+    def run_shape(self, fam: Family, name: str, model, so: str, weights: str, k: int, b: int,
                   s: int) -> None:
-        label = f"{fam.name} B={b}" + (f",S={s}" if "S" in fam.dims else "")
+        label = f"{name} B={b}" + (f",S={s}" if "S" in fam.dims else "")
         g = torch.Generator().manual_seed(SEED + 101 * k + len(fam.name))
         inputs = fam.inputs(g, b, s)
         case = os.path.join(self.work, re.sub(r"[^A-Za-z0-9_=-]+", "_", label))
@@ -263,11 +281,18 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dscc", required=True, help="the dscc binary")
     ap.add_argument("--filter", help="only the families whose name matches this regex")
+    ap.add_argument("--forms", default="export", help="the programs to import: as exported "
+                    "and/or after run_decompositions(), export,core (default: export)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds per command")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("-v", "--verbose", action="store_true")
     ns = ap.parse_args(argv)
     if not check_dscc_arg("check_hf_import.py", {"numeric"}, ns.dscc):
+        return 2
+    forms = [f.strip() for f in ns.forms.split(",") if f.strip()]
+    if not forms or not set(forms) <= {"export", "core"}:
+        print(f"check_hf_import.py: --forms takes export and/or core, got '{ns.forms}'",
+              file=sys.stderr)
         return 2
     print(f"transformers {transformers.__version__}, torch {torch.__version__}")
     work = tempfile.mkdtemp(prefix="dsc-hf-")
@@ -277,7 +302,7 @@ def main(argv: list[str]) -> int:
             if ns.filter and not re.search(ns.filter, fam.name):
                 continue
             try:
-                checker.family(fam)
+                checker.family(fam, forms)
             except Exception as e:  # noqa: BLE001 - a failed family, not a crash of the script
                 checker.report(fam.name, False, f"{type(e).__name__}: {e}")
     finally:
