@@ -3,15 +3,19 @@
 call them (issue 34): each family is built here from a small random config (2 layers, hidden
 64, vocabulary 100) at a fixed seed, exported by torch.export with `input_ids` and a padded
 `attention_mask` (and `token_type_ids` where the model has them) with dynamic batch B and
-sequence S, saved as a .pt2 (whose program returns a transformers ModelOutput), imported by
-the command line (`--dim input_ids.0=B --dim input_ids.1=S`), built once with `dscc build`,
-and run with `dscc run` at batch 1, odd lengths (7, 61) and padded rows (rows whose mask is 0
-at the end, and at the start). Every output (the ModelOutput's tensors in order) is compared with transformers
-eager on the same inputs.
+sequence S, imported, built once with `dscc build`, and run with `dscc run` at batch 1, odd
+lengths (7, 61) and padded rows (rows whose mask is 0 at the end, and at the start). Every
+output (the ModelOutput's tensors in order) is compared with transformers eager on the same
+inputs. BERT, GPT-2 and Whisper are saved as a .pt2 (whose program returns a ModelOutput) and
+imported by the command line (`--dim input_ids.0=B --dim input_ids.1=S`); the others by
+`to_dsc`, from the live program.
 
   text     BERT (with and without token_type_ids), DistilBERT, GPT-2 (with a mask, and with
            ids alone: its packed-sequence check, diff and cumsum), LLaMA, Qwen2, Mistral,
            T5's encoder;
+  parts    families built from the same parts, at three shapes: RoBERTa and OPT (positions
+           from the mask's cumsum), ALBERT, DeBERTa-v2, BART's encoder, Falcon, Gemma, Phi-3,
+           Qwen3, GPT-NeoX;
   fixed    models whose sequence transformers fixes: Whisper's encoder (conv1d over mel
            frames, dynamic batch) and ViT (dynamic batch).
 
@@ -60,6 +64,9 @@ sys.path.insert(0, HERE)
 from harness import (Checker, check_dscc_arg, compare_outputs, exit_problem,  # noqa: E402
                      remove_work, run, tally)
 
+sys.path.insert(0, os.path.join(SOURCE_DIR, "importers"))
+from dscimport import torch_import  # noqa: E402
+
 SEED = 20270134
 VOCAB = 100
 
@@ -102,6 +109,47 @@ def gpt2():
     return transformers.GPT2Model(_cfg("GPT2Config", vocab_size=VOCAB, n_embd=64, n_layer=2,
                                        n_head=4, n_positions=128, bos_token_id=1,
                                        eos_token_id=2))
+
+
+def roberta():
+    return transformers.RobertaModel(_cfg("RobertaConfig", vocab_size=VOCAB, hidden_size=64,
+                                          num_hidden_layers=2, num_attention_heads=4,
+                                          intermediate_size=128, max_position_embeddings=130,
+                                          pad_token_id=1))
+
+
+def albert():
+    return transformers.AlbertModel(_cfg("AlbertConfig", vocab_size=VOCAB, embedding_size=32,
+                                         hidden_size=64, num_hidden_layers=2,
+                                         num_attention_heads=4, intermediate_size=128,
+                                         max_position_embeddings=128))
+
+
+def deberta_v2():
+    return transformers.DebertaV2Model(_cfg("DebertaV2Config", vocab_size=VOCAB, hidden_size=64,
+                                            num_hidden_layers=2, num_attention_heads=4,
+                                            intermediate_size=128,
+                                            max_position_embeddings=128))
+
+
+def opt():
+    return transformers.OPTModel(_cfg("OPTConfig", vocab_size=VOCAB, hidden_size=64,
+                                      num_hidden_layers=2, num_attention_heads=4, ffn_dim=128,
+                                      max_position_embeddings=128, word_embed_proj_dim=64,
+                                      pad_token_id=1, bos_token_id=2, eos_token_id=2))
+
+
+def falcon():
+    return transformers.FalconModel(_cfg("FalconConfig", vocab_size=VOCAB, hidden_size=64,
+                                         num_hidden_layers=2, num_attention_heads=4))
+
+
+def bart_encoder():
+    return transformers.BartModel(_cfg("BartConfig", vocab_size=VOCAB, d_model=64,
+                                       encoder_layers=2, decoder_layers=1,
+                                       encoder_attention_heads=4, decoder_attention_heads=4,
+                                       encoder_ffn_dim=128, decoder_ffn_dim=128,
+                                       max_position_embeddings=128)).get_encoder()
 
 
 def t5_encoder():
@@ -159,6 +207,12 @@ class Family:
 
 
 TEXT_SHAPES = [(1, 7), (2, 61), (3, 7), (1, 1), (4, 13)]
+# The families saved as a .pt2 and imported by the command line (the others by to_dsc, from
+# the live program: a torch2dsc process takes about 6 s, mostly importing torch).
+VIA_PT2 = ("bert", "gpt2", "whisper_encoder")
+# For the families built from the same parts, and for every family after
+# run_decompositions(): batch 1, an odd length, and rows padded at the end and at the start.
+SHORT_SHAPES = [(1, 7), (3, 61), (4, 13)]
 NO_CACHE = {"use_cache": False}
 
 FAMILIES = [
@@ -174,6 +228,23 @@ FAMILIES = [
     Family("mistral", _decoder("MistralModel", "MistralConfig", sliding_window=None),
            text_inputs(), TEXT_SHAPES, call=NO_CACHE),
     Family("t5_encoder", t5_encoder, text_inputs(), TEXT_SHAPES),
+    # Built from the same parts: positions from the mask's cumsum (RoBERTa, OPT), factorized
+    # embeddings (ALBERT), relative position buckets with gathers (DeBERTa-v2), parallel
+    # attention and MLP (Falcon), grouped-query variants (Gemma, Phi-3, Qwen3, GPT-NeoX).
+    Family("roberta", roberta, text_inputs(), SHORT_SHAPES),
+    Family("albert", albert, text_inputs(token_types=True), SHORT_SHAPES),
+    Family("deberta_v2", deberta_v2, text_inputs(token_types=True), SHORT_SHAPES),
+    Family("bart_encoder", bart_encoder, text_inputs(), SHORT_SHAPES),
+    Family("opt", opt, text_inputs(), SHORT_SHAPES, call=NO_CACHE),
+    Family("falcon", falcon, text_inputs(), SHORT_SHAPES, call=NO_CACHE),
+    Family("gemma", _decoder("GemmaModel", "GemmaConfig", head_dim=16), text_inputs(),
+           SHORT_SHAPES, call=NO_CACHE),
+    Family("phi3", _decoder("Phi3Model", "Phi3Config", pad_token_id=0, bos_token_id=1,
+                            eos_token_id=2), text_inputs(), SHORT_SHAPES, call=NO_CACHE),
+    Family("qwen3", _decoder("Qwen3Model", "Qwen3Config", head_dim=16), text_inputs(),
+           SHORT_SHAPES, call=NO_CACHE),
+    Family("gpt_neox", _decoder("GPTNeoXModel", "GPTNeoXConfig"), text_inputs(), SHORT_SHAPES,
+           call=NO_CACHE),
     Family("whisper_encoder", whisper_encoder,
            lambda g, b, s: {"input_features": torch.randn(b, 16, 32, generator=g)},
            [(1, 0), (2, 0), (5, 0)], dims=("B",)),
@@ -222,23 +293,33 @@ class HFChecker(Checker):
                     print(f"NOTE {fam.name} (core): torch's run_decompositions() fails: "
                           f"{str(e).splitlines()[0] if str(e) else type(e).__name__}")
                     continue
-            self.form(fam, model, example, prog, form)
+            self.form(fam, model, example, prog, form, spec)
 
-    def form(self, fam: Family, model, example: dict, ep, form: str) -> None:
+    def form(self, fam: Family, model, example: dict, ep, form: str, spec: dict) -> None:
         name = fam.name if form == "export" else f"{fam.name}_{form}"
-        pt2 = os.path.join(self.work, f"{name}.pt2")
-        torch.export.save(ep, pt2)
         out = os.path.join(self.work, name)
-        first = next(iter(example))
-        args = [pt2, "-o", out] + [a for i, d in enumerate(fam.dims)
-                                   for a in ("--dim", f"{first}.{i}={d}")]
-        r = self.cli(args)
-        problem = exit_problem(r, "torch2dsc exit")
-        self.report(f"{name} import", problem is None,
-                    (problem + ("\n" + r.stderr if self.verbose else "")) if problem
-                    else r.stdout.strip())
-        if problem:
-            return
+        if fam.name in VIA_PT2:
+            # Saved and imported by the command line, which does not import transformers:
+            # the program's ModelOutput is read through a stand-in.
+            pt2 = os.path.join(self.work, f"{name}.pt2")
+            torch.export.save(ep, pt2)
+            first = next(iter(example))
+            args = [pt2, "-o", out] + [a for i, d in enumerate(fam.dims)
+                                       for a in ("--dim", f"{first}.{i}={d}")]
+            r = self.cli(args)
+            problem = exit_problem(r, "torch2dsc exit")
+            self.report(f"{name} import (.pt2)", problem is None,
+                        (problem + ("\n" + r.stderr if self.verbose else "")) if problem
+                        else r.stdout.strip())
+            if problem:
+                return
+        else:
+            try:
+                res = torch_import.to_dsc(ep, out, name, dynamic_shapes=spec)
+            except torch_import.ImportFailure as e:
+                self.report(f"{name} import", False, e.message(name))
+                return
+            self.report(f"{name} import", True, res.summary(name))
         dsc = os.path.join(out, f"{name}.dsc")
         weights = os.path.join(out, f"{name}.safetensors")
         if self.verbose:
@@ -250,7 +331,9 @@ class HFChecker(Checker):
         if problem:
             self.report(f"{name} dscc build", False, problem)
             return
-        for k, (b, s) in enumerate(fam.shapes):
+        shapes = fam.shapes if form == "export" else \
+            [sh for sh in fam.shapes if sh in SHORT_SHAPES] or fam.shapes[:2]
+        for k, (b, s) in enumerate(shapes):
             self.run_shape(fam, name, model, so, weights, k, b, s)
 
     def run_shape(self, fam: Family, name: str, model, so: str, weights: str, k: int, b: int,
