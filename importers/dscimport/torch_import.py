@@ -941,6 +941,9 @@ class Importer:
         header = [f"Imported from {self.source} by importers/torch2dsc.py (torch.export, "
                   f"{sum(counts.values())} aten op{'' if sum(counts.values()) == 1 else 's'})."]
         header += self.notes
+        out_note = self._output_note()
+        if out_note:
+            header.append(out_note)
         header += [f"torch guard not carried over (dsc checks shapes itself): {g}"
                    for g in self.guard_notes]
         self.prog.header[:0] = header
@@ -954,6 +957,23 @@ class Importer:
                             symbols=[s for s in self.prog.symbols if s in used],
                             n_inputs=len(self.prog.inputs),
                             n_statements=self.prog.statement_count)
+
+    def _output_note(self) -> str | None:
+        """`The program returns BaseModelOutputWithPooling (last_hidden_state, pooler_output):
+        the results in that order.` when its output is a container of named fields (a
+        transformers ModelOutput, a dict) holding one tensor each."""
+        spec = getattr(getattr(self.ep, "call_spec", None), "out_spec", None)
+        if spec is None or spec.type in (tuple, list, None) or len(self.prog.returns) < 1:
+            return None
+        keys = spec.context
+        children = list(spec.children()) if hasattr(spec, "children") else \
+            list(getattr(spec, "children_specs", None) or [])
+        if not isinstance(keys, (list, tuple)) or len(keys) != len(children) or \
+                not all(isinstance(k, str) for k in keys) or \
+                not all(c.is_leaf() for c in children) or len(keys) != len(self.prog.returns):
+            return None
+        kind = getattr(spec.type, "__name__", str(spec.type))
+        return f"The program returns {kind} ({', '.join(keys)}): the results in that order."
 
     def _where(self) -> list[str]:
         used = set()

@@ -158,8 +158,9 @@ def _index(n: Node) -> None:
         if not isinstance(v, Value):
             raise Unsupported(f"an index {v!r} that is not a tensor")
         if v.dtype not in INTS:
-            raise Unsupported(f"indexing with a {v.dtype} tensor (a mask gives a data-dependent "
-                              f"shape)")
+            raise Unsupported(f"indexing with a {v.dtype} tensor: a mask selects a number of "
+                              f"elements known only at run time (torch.where(mask, x, fill) "
+                              f"keeps the shape)")
     out_shape = n.out_shape()
     if len(present) == 1:
         axis, iv = present[0]
