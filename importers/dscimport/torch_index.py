@@ -20,9 +20,9 @@ import numpy as np
 
 from . import symdim
 from .common import FLOATS, INTS, Unsupported, axis_text, same_shape
-from .program import Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value
+from .program import Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, TensorList, Value
 from .symdim import product
-from .torch_node import Node, UnsupportedArg, converter, norm_axis
+from .torch_node import Node, converter, norm_axis
 from .torch_ops import dim_tensor, is_uniform
 from .torch_layout import emit_full
 
@@ -36,8 +36,7 @@ def _one(d) -> bool:
 
 
 def _source(v: Value) -> Value | None:
-    """u when v is `reshape(u, ...)` or `u + 0`... of a single input (the forms an index
-    arange takes on its way to an index)."""
+    """u when v is `reshape(u, ...)` (the form an arange takes on its way to an index)."""
     d = v.defn
     if d is None or d.is_tuple:
         return None
