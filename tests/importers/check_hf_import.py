@@ -15,7 +15,8 @@ imported by the command line (`--dim input_ids.0=B --dim input_ids.1=S`); the ot
            T5's encoder;
   parts    families built from the same parts, at three shapes: RoBERTa and OPT (positions
            from the mask's cumsum), ALBERT, DeBERTa-v2, BART's encoder, Falcon, Gemma, Phi-3,
-           Qwen3, GPT-NeoX;
+           Qwen3, GPT-NeoX; LLaMA with transformers' eager attention; LLaMA with its LM head
+           and BERT with a classifier;
   fixed    models whose sequence transformers fixes: Whisper's encoder (conv1d over mel
            frames, dynamic batch) and ViT (dynamic batch).
 
@@ -245,6 +246,14 @@ FAMILIES = [
            SHORT_SHAPES, call=NO_CACHE),
     Family("gpt_neox", _decoder("GPTNeoXModel", "GPTNeoXConfig"), text_inputs(), SHORT_SHAPES,
            call=NO_CACHE),
+    # transformers' eager attention (an additive mask of the dtype's minimum, softmax written
+    # out) and a model with its head (logits), as generation calls it.
+    Family("llama_eager", _decoder("LlamaModel", "LlamaConfig", attn_implementation="eager"),
+           text_inputs(), SHORT_SHAPES, call=NO_CACHE),
+    Family("llama_causal_lm", _decoder("LlamaForCausalLM", "LlamaConfig"), text_inputs(),
+           SHORT_SHAPES, call=NO_CACHE),
+    Family("bert_classifier", lambda: transformers.BertForSequenceClassification(
+        bert().config), text_inputs(token_types=True), SHORT_SHAPES),
     Family("whisper_encoder", whisper_encoder,
            lambda g, b, s: {"input_features": torch.randn(b, 16, 32, generator=g)},
            [(1, 0), (2, 0), (5, 0)], dims=("B",)),
