@@ -35,11 +35,21 @@ from .program import Bin, Call, Dims, Expr, Lit, Raw, Value
 AUTO_PADS = ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
 
 
-def _ints_attr(n: Node, name: str, default: list[int], count: int) -> list[int]:
+def _ints_attr(n: Node, name: str, default: list[int], count: int,
+               one_d: bool = False) -> list[int]:
+    """A 2-D window's attribute (count values per spatial axis, pads twice). For a 1-D Conv
+    (`one_d`, over [N, C, L], read as a conv2d of height 1) the attribute has half the values
+    and the height gets the neutral ones: kernel, stride and dilation 1, no padding."""
     v = n.attr(name)
     if v is None:
         return list(default)
     v = [int(x) for x in v]
+    if one_d:
+        if len(v) != count // 2:
+            raise ModelError(f"attribute '{name}' has {len(v)} values; a 1-D {n.op} takes "
+                             f"{count // 2}")
+        neutral = 0 if name == "pads" else 1
+        return [neutral, v[0], neutral, v[1]] if name == "pads" else [neutral] + v
     if len(v) != count:
         raise ModelError(f"attribute '{name}' has {len(v)} values; a 2-D {n.op} takes {count}")
     return v
@@ -75,12 +85,14 @@ class Window:
         return out
 
 
-def _window(n: Node, x: Value, kernel: list[int], dilations_attr: bool) -> Window:
-    """The window of a 2-D Conv or pool from its attributes (`kernel` already known)."""
+def _window(n: Node, x: Value, kernel: list[int], dilations_attr: bool,
+            one_d: bool = False) -> Window:
+    """The window of a 2-D Conv or pool from its attributes (`kernel` already known); x is
+    NCHW (for a 1-D Conv, its input viewed as [N, C, 1, L])."""
     auto = _check_auto_pad(n)
-    strides = _ints_attr(n, "strides", [1, 1], 2)
-    dilations = _ints_attr(n, "dilations", [1, 1], 2) if dilations_attr else [1, 1]
-    pads_attr = _ints_attr(n, "pads", [0, 0, 0, 0], 4)
+    strides = _ints_attr(n, "strides", [1, 1], 2, one_d)
+    dilations = _ints_attr(n, "dilations", [1, 1], 2, one_d) if dilations_attr else [1, 1]
+    pads_attr = _ints_attr(n, "pads", [0, 0, 0, 0], 4, one_d)
     if any(s < 1 for s in strides) or any(d < 1 for d in dilations) or \
             any(p < 0 for p in pads_attr) or any(k < 1 for k in kernel):
         raise ModelError(f"strides {strides}, dilations {dilations}, pads {pads_attr} and "
@@ -178,12 +190,31 @@ def _foldable_bn(n: Node, dtype: str, out_channels: int):
 
 @converter("Conv", note="2-D (NCHW): `conv2d(x, w, stride=, padding=, dilation=, groups=) + b` "
                         "(b shaped [O, 1, 1]); unequal pads as an explicit `pad`; a following "
-                        "BatchNormalization is folded into w and b", precheck=_check_conv)
+                        "BatchNormalization is folded into w and b; 1-D ([N, C, L], Whisper's) "
+                        "as a conv2d of height 1 between reshapes, as torch2dsc reads conv1d",
+           precheck=_check_conv)
 def _conv(n: Node) -> None:
     x, w, b = n.input(0), n.input(1), n.opt(2)
     same_dtype(n, x, w, b)
     if x.dtype not in FLOATS:
         raise Unsupported(f"Conv of {x.dtype}")
+    one_d = x.rank == 3
+    x_in = x
+    if one_d:
+        if w.rank != 3:
+            raise ModelError(f"weights {w.type_text()}: a 1-D Conv takes rank-3 weights")
+        if not all(isinstance(d, int) for d in w.shape):
+            raise Unsupported(f"weights {w.type_text()} with symbolic dims")
+        # [N, C, L] as [N, C, 1, L], the kernel [O, C/g, K] as [O, C/g, 1, K].
+        x4 = [x.shape[0], x.shape[1], 1, x.shape[2]]
+        x = n.prog.define(Call("reshape", [n.operand(x), Dims(x4)]), x.dtype, x4,
+                          n.hint() + "_in")
+        w4 = [w.shape[0], w.shape[1], 1, w.shape[2]]
+        if w.is_const() and not is_symbolic(w.const):
+            w = n.prog.constant(np.ascontiguousarray(w.const.reshape(w4)), w.dtype, w.hint)
+        else:
+            w = n.prog.define(Call("reshape", [n.operand(w), Dims(w4)]), w.dtype, w4,
+                              n.hint() + "_w")
     _check_nchw(n, x)
     if w.rank != 4:
         raise ModelError(f"weights {w.type_text()}: a 2-D Conv takes rank-4 weights")
@@ -191,7 +222,7 @@ def _conv(n: Node) -> None:
     if not all(isinstance(d, int) for d in (o, i, kh, kw)):
         raise Unsupported(f"weights {w.type_text()} with symbolic dims")
     group = int(n.attr("group", 1))
-    kernel = _ints_attr(n, "kernel_shape", [kh, kw], 2)
+    kernel = _ints_attr(n, "kernel_shape", [kh, kw], 2, one_d)
     if kernel != [kh, kw]:
         raise ModelError(f"kernel_shape {kernel} differs from the weights' {[kh, kw]}")
     if group < 1 or o % group:
@@ -201,11 +232,12 @@ def _conv(n: Node) -> None:
                          f"{group} * {i}")
     if b is not None and b.shape != [o]:
         raise ModelError(f"bias {b.type_text()}: it must be [{o}]")
-    win = _window(n, x, kernel, dilations_attr=True)
+    win = _window(n, x, kernel, dilations_attr=True, one_d=one_d)
     shape = [x.shape[0], o] + win.out_dims(x.shape[2:])
 
     wv, bias = w, b
-    fold = _foldable_bn(n, w.dtype, o) if w.is_const() and not is_symbolic(w.const) and \
+    fold = _foldable_bn(n, w.dtype, o) if not one_d and w.is_const() and \
+        not is_symbolic(w.const) and \
         (b is None or (b.is_const() and not is_symbolic(b.const))) else None
     if fold is not None:
         bn, scale, shift, beta_hint = fold
@@ -244,7 +276,10 @@ def _conv(n: Node) -> None:
                                          [shape], shape))
         else:
             e = Bin("+", e, Call("reshape", [n.operand(bias), Dims([o, 1, 1])]))
-    v = n.define(e, x.dtype, shape)
+    if one_d:
+        shape = [shape[0], o, shape[3]]
+        e = Call("reshape", [e, Dims(shape)])
+    v = n.define(e, x_in.dtype, shape)
     if fold is not None:
         n.imp.folded[fold[0].output[0]] = v
 

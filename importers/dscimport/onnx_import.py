@@ -19,7 +19,8 @@ How a graph is read:
   `reshape(q, [B, S, 2, 8])`, not a run-time shape tensor.
 - Every other node becomes dsc ops through CONVERTERS (onnx_node.py), one function per ONNX op
   type: arithmetic, activations, normalization, matmul and reductions in onnx_ops.py, shapes
-  and layout in onnx_layout.py, convolutions, batch norms and pools in onnx_conv.py.
+  and layout in onnx_layout.py, convolutions, batch norms and pools in onnx_conv.py, GatherND,
+  GatherElements, CumSum and IsNaN in onnx_index.py.
 
 Failure: every node whose op type has no converter, or whose attributes or inputs a converter
 cannot express, is collected (`Problem`), and `ImportFailure` lists them all at once. A model
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from . import onnx_conv, onnx_layout, onnx_ops, symdim
+from . import onnx_conv, onnx_index, onnx_layout, onnx_ops, symdim
 from .common import ImportFailure, ImportResult, ModelError, Problem, Unsupported
 from .onnx_node import (CONVERTERS, MAX_OPSET, MIN_OPSET, Node, TensorProto, dtype_of_enum,
                         is_symbolic, tensor_array, to_dims, weight_hint)
@@ -39,7 +40,7 @@ from .symdim import Dim, Undecided
 
 
 # The converters register themselves in onnx_node's CONVERTERS when their modules are imported.
-CONVERTER_MODULES = (onnx_ops, onnx_layout, onnx_conv)
+CONVERTER_MODULES = (onnx_ops, onnx_layout, onnx_conv, onnx_index)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 from . import symdim
 from .common import (INTS, NP_DTYPES, ModelError, Registry, Unsupported, dtype_of_array,
                      same_shape)
+from .lowering import shape_value_expr
 from .program import Expr, Lit, Value, broadcast_axes, identifier, literal_text
 from .symdim import Dim
 
@@ -330,7 +331,10 @@ class Node:
     def operand(self, v: Value) -> Expr:
         if v.is_const():
             if is_symbolic(v.const):
-                raise Unsupported(f"the shape value {to_dims(v.const)} is used as tensor data")
+                # A shape value read as data (a dim cast to float and multiplied into
+                # activations, or a mask's length): `arange(S, S + 1)` per element, as
+                # torch2dsc reads a size used as data.
+                return shape_value_expr(v.const, v.dtype)
             if generic_name(v.hint):
                 # A weight from a Constant node or an `onnx::MatMul_12` initializer: named
                 # after its use (`attn_matmul_w`), as a person would.

@@ -15,6 +15,7 @@ import torch
 from . import symdim
 from .common import FLOATS, INTS, NP_DTYPES, Registry, Unsupported
 from .program import Call, Expr, Lit, Str, Value, literal_text
+from .lowering import shape_value_expr
 from .symdim import Dim
 
 
@@ -249,7 +250,7 @@ class Node:
     def operand(self, v: Value) -> Expr:
         if v.is_const():
             if v.const.dtype == object:
-                raise Unsupported("a shape value is used as tensor data")
+                return shape_value_expr(v.const, v.dtype)  # sizes as data: arange(S, S + 1)
             if _generic_name(v.hint):
                 v.hint = f"{self.hint()}_c"
         return self.prog.operand(v)

@@ -18,6 +18,7 @@ from . import symdim
 from .common import FLOATS, INTS, NP_DTYPES, Unsupported, axis_text, same_shape
 from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, Unary, Value,
                       broadcast_axes)
+from .lowering import dim_tensor
 from .symdim import Dim
 from .torch_node import (TORCH_DTYPES, Node, UnsupportedArg, converter, dsc_dtype, norm_axis,
                          op_name, short_op)
@@ -41,14 +42,6 @@ def broadcast(n: Node, shapes: list[list]) -> list:
         else:
             out.append(meta[i])
     return out
-
-
-def dim_tensor(d, dtype: str) -> Expr:
-    """A size used as tensor data: `arange(S, S + 1)`, a 1-element i64 tensor, cast."""
-    e: Expr = Call("arange", [DimArg(d), DimArg(symdim.as_dim(d) + 1)])
-    if dtype != "i64":
-        e = Call("cast", [e], [("dtype", Str(dtype))])
-    return e
 
 
 def shape_of(x) -> list:
