@@ -285,6 +285,18 @@ def _not(n: Node) -> None:
     n.define(Unary("!", e), "bool", x.shape)
 
 
+@converter("aten.isnan.default", dsc="`x != x`", note="true for NaN alone (as onnx2dsc "
+           "reads IsNaN)")
+def _isnan(n: Node) -> None:
+    x = n.tensor("self")
+    if x.dtype not in FLOATS:
+        n.define(Call("full", [Dims(list(x.shape)), Lit("false")], [("dtype", Str("bool"))]),
+                 "bool", x.shape)
+        return
+    e = n.operand(x)
+    n.define(Bin("!=", e, e), "bool", x.shape)
+
+
 @converter("aten.maximum.default", "aten.minimum.default", "aten.max.other",
            "aten.min.other", dsc="`maximum`, `minimum`",
            note="max.other and min.other (`torch.min(a, b)`) are the elementwise ones")

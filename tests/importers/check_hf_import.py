@@ -362,11 +362,15 @@ class HFChecker(Checker):
         if problem:
             self.report(label, False, problem)
             return
+        self.report(label, *self.compare_case(model, fam, inputs, os.path.join(case, "out")))
+
+    def compare_case(self, model, fam: Family, inputs: dict, out_dir: str) -> tuple[bool, str]:
+        """Compares `dscc run`'s outputs in out_dir with transformers eager's."""
         with torch.no_grad():
             ref = model(**inputs, **fam.call)
         refs = [v for v in ref.to_tuple() if isinstance(v, torch.Tensor)]
         named = [(f"output {i}", t.numpy()) for i, t in enumerate(refs)]
-        self.report(label, *compare_outputs(os.path.join(case, "out"), named, "transformers"))
+        return compare_outputs(out_dir, named, "transformers")
 
 
 def main(argv: list[str]) -> int:

@@ -39,6 +39,11 @@
 # measured with; it pulls tokenizers and huggingface-hub, about 60 MB). Debian's interpreter
 # is left without it, and that test exits 77 (skipped).
 #
+# onnxscript (--tests): torch.onnx.export's dynamo exporter, torch's default since 2.9, needs
+# it; tests/importers/check_hf_onnx_import.py (ctest importers_onnx_hf) exports the same
+# models with it. Pinned by DSC_ONNXSCRIPT_SPEC (default onnxscript==0.7.2; it pulls onnx-ir
+# and ml_dtypes, a few MB).
+#
 # torch: the decision, and why.
 #   - PyPI has no CPU-only build of torch for Linux x86_64. The CPU wheels
 #     (`torch==X+cpu`) live only on PyTorch's own package index, which these machines cannot
@@ -84,6 +89,7 @@ torch_spec=${DSC_TORCH_SPEC:-torch==2.15.0}
 onnx_spec=${DSC_ONNX_SPEC:-onnx==1.23.2 onnxruntime==1.32.0}
 safetensors_spec=${DSC_SAFETENSORS_SPEC:-safetensors==0.8.0}
 transformers_spec=${DSC_TRANSFORMERS_SPEC:-transformers==5.24.0}
+onnxscript_spec=${DSC_ONNXSCRIPT_SPEC:-onnxscript==0.7.2}
 
 for arg in "$@"; do
   case "$arg" in
@@ -215,6 +221,16 @@ if [ "$want_transformers" = 1 ] && ! has transformers; then
   else
     # shellcheck disable=SC2086 # the spec is a requirement
     pip_install $transformers_spec
+  fi
+fi
+
+if [ "$want_transformers" = 1 ] && ! has onnxscript; then
+  if externally_managed; then
+    echo "install_python_deps: skipping onnxscript: $python is Debian's externally-managed" \
+      "interpreter; importers_onnx_hf will be reported as skipped" >&2
+  else
+    # shellcheck disable=SC2086 # the spec is a requirement
+    pip_install $onnxscript_spec
   fi
 fi
 
