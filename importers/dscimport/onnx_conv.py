@@ -198,6 +198,10 @@ def _conv(n: Node) -> None:
     same_dtype(n, x, w, b)
     if x.dtype not in FLOATS:
         raise Unsupported(f"Conv of {x.dtype}")
+    if x.rank not in (3, 4):
+        raise Unsupported(f"input of rank {x.rank}: only 1-D and 2-D Conv (NCL and NCHW, rank 3 "
+                          f"and 4) are supported; dsc has conv2d, and reads a 1-D Conv as one "
+                          f"of height 1")
     one_d = x.rank == 3
     x_in = x
     if one_d:

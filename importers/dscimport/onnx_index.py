@@ -19,8 +19,8 @@ from .common import INTS, ModelError, NP_DTYPES, Unsupported
 from .lowering import (CUMSUM_DTYPES, index_expr, lower_cumsum, lower_gather, lower_index,
                        uniform_fill)
 from .onnx_node import Node, converter, is_symbolic, norm_axis
-from .program import (Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Str, TensorList, Value,
-                      literal_text)
+from .program import (Bin, Call, Dims, Expr, Lit, Ref, Str, TensorList, Value, literal_text,
+                      slice_kwargs)
 
 
 def _i64(n: Node, v: Value) -> Expr:
@@ -71,8 +71,7 @@ def _index_pieces(n: Node, idx: Value, k: int) -> list[Value]:
                                         u.dtype, list(u.shape[:-1]), f"{n.hint()}_i{j}"))
         return pieces
     for j in range(k):
-        s = Call("slice", [n.operand(idx)], [("axis", Raw("-1")), ("start", DimArg(j)),
-                                             ("end", DimArg(j + 1))])
+        s = Call("slice", [n.operand(idx)], slice_kwargs("-1", j, j + 1, k, 1))
         pieces.append(n.prog.define(Call("reshape", [s, Dims(lead)]), idx.dtype, lead,
                                     f"{n.hint()}_i{j}"))
     return pieces

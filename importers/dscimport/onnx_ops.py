@@ -255,7 +255,10 @@ def _cast(n: Node) -> None:
             if to in INTS:
                 n.const_out(x.const, dtype=to)
                 return
-            raise Unsupported(f"a shape value cast to {to}")
+            # A length read as data (`seq` as a float scale): `cast(arange(S, S + 1), ...)`,
+            # as torch2dsc reads a size used as data.
+            n.define(Call("cast", [n.operand(x)], [("dtype", Str(to))]), to, list(x.shape))
+            return
         n.const_out(x.const.astype(NP_DTYPES[to]), dtype=to)
         return
     if to == x.dtype:

@@ -105,6 +105,16 @@ SPECS = [
     Spec("resnet", {"input": normal("batch", 3, "height", "width")},
          [{"batch": b, "height": h, "width": w}
           for b, h, w in ((1, 1, 1), (2, 7, 13), (1, 31, 17), (3, 32, 29), (1, 57, 64))]),
+    # Negative indices among the computed ones; y < 0 makes Sqrt's NaNs for IsNaN.
+    Spec("index_ops", {"x": normal("batch", "seq", 5), "y": normal("batch", "seq"),
+                       "ids": lambda rng, s: rng.integers(-s["seq"], s["seq"], size=(
+                           s["batch"], s["seq"])).astype(np.int64),
+                       "pos": lambda rng, s: np.stack([
+                           rng.integers(-s["batch"], s["batch"], size=(s["batch"], s["seq"])),
+                           rng.integers(-s["seq"], s["seq"], size=(s["batch"], s["seq"]))],
+                           axis=-1).astype(np.int64)}, BS),
+    Spec("conv1d", {"a": normal("batch", 4, "length")},
+         [{"batch": b, "length": n} for b, n in ((1, 1), (2, 2), (1, 7), (3, 13), (2, 31))]),
     Spec("conv_ops", {"x": normal("batch", 4, "height", "width"), "v": normal(4)},
          [{"batch": b, "height": h, "width": w}
           for b, h, w in ((1, 1, 1), (2, 7, 13), (1, 2, 31), (3, 17, 8), (1, 30, 5))]),
@@ -184,13 +194,13 @@ class Checker(BaseChecker):
         self.expect_failure(
             "unsupported ops are all listed", [os.path.join(MODELS_DIR, "unsupported.onnx")],
             ["4 nodes cannot be imported", "TopK (node '/bad/TopK'",
-             "CumSum (node '/bad/CumSum'", "Cast (node '/bad/Cast'", "UINT8",
+             "Round (node '/bad/Round'", "Cast (node '/bad/Cast'", "UINT8",
              "LayerNormalization (node '/bad/LayerNormalization'", "Mean or InvStdDev",
              "nothing was written"])
         self.expect_failure(
             "unsupported convolutions and pools are all listed",
             [os.path.join(MODELS_DIR, "unsupported_conv.onnx")],
-            ["4 nodes cannot be imported", "Conv (node '/bad/Conv'", "only 2-D Conv",
+            ["4 nodes cannot be imported", "Conv (node '/bad/Conv'", "only 1-D and 2-D Conv",
              "MaxPool (node '/bad/MaxPool'", "ceil_mode=1",
              "AveragePool (node '/bad/AveragePool'", "differ between the two sides",
              "BatchNormalization (node '/bad/BatchNormalization'", "training_mode=1"])

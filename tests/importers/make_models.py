@@ -516,14 +516,74 @@ def conv_ops() -> onnx.ModelProto:
                     tensor("avg_pad", TensorProto.FLOAT, ["batch", 4, None, None])])
 
 
+def index_ops() -> onnx.ModelProto:
+    """The ops the dynamo exporter writes for transformers' models (issue 34): GatherND with
+    computed indices (negatives among them) and with the `mask[batch_idx, kv_idx]` pattern (an
+    arange per axis, expanded and concatenated), GatherElements, CumSum of floats and ints,
+    IsNaN after a Sqrt of negatives, and a shape value used as data (the length times x)."""
+    g = Graph(seed=14)
+    s = "/index"
+    x, y, ids, pos = "x", "y", "ids", "pos"
+    i = lambda v: g.scalar(v, np.int64, s)  # noqa: E731
+    # y * seq: the length read as data.
+    seq = g.node("Shape", [y], scope=s, start=1, end=2)
+    scaled = g.node("Mul", [y, g.node("Cast", [seq], scope=s, to=TensorProto.FLOAT)], scope=s)
+    ge = g.node("GatherElements", [scaled, ids], scope=s, axis=1)
+    g.nodes.append(helper.make_node("Identity", [ge], ["gathered"], name="/gathered"))
+    g.node("GatherND", [x, pos], scope=s, out_names=["picked"])
+    # x[arange(B)[:, None], arange(S)[None, :]] is x itself.
+    b_len = g.node("Squeeze", [g.node("Shape", [x], scope=s, start=0, end=1)], scope=s)
+    s_len = g.node("Squeeze", [g.node("Shape", [x], scope=s, start=1, end=2)], scope=s)
+    b_idx = g.node("Unsqueeze", [g.node("Range", [i(0), b_len, i(1)], scope=s),
+                                 g.ints("ax_1", [1])], scope=s)
+    s_idx = g.node("Unsqueeze", [g.node("Range", [i(0), s_len, i(1)], scope=s),
+                                 g.ints("ax_0", [0])], scope=s)
+    both = g.node("Shape", [g.node("Max", [b_idx, s_idx], scope=s)], scope=s)
+    pieces = [g.node("Unsqueeze", [g.node("Expand", [v, both], scope=s), g.ints(f"ax_m{k}", [-1])],
+                     scope=s) for k, v in enumerate((b_idx, s_idx))]
+    grid = g.node("Concat", pieces, scope=s, axis=-1)
+    same = g.node("GatherND", [x, grid], scope=s)
+    g.node("CumSum", [g.node("Add", [same, x], scope=s), g.ints("axis1", [1])], scope=s,
+           out_names=["running"])
+    g.node("CumSum", [ids, g.ints("axis_last", [-1])], scope=s, out_names=["running_ids"])
+    root = g.node("Sqrt", [y], scope=s)
+    g.node("Where", [g.node("IsNaN", [root], scope=s), g.scalar(0.0, scope=s), root], scope=s,
+           out_names=["safe_sqrt"])
+    return g.model("index_ops", 18,
+                   [tensor(x, TensorProto.FLOAT, ["batch", "seq", 5]),
+                    tensor(y, TensorProto.FLOAT, ["batch", "seq"]),
+                    tensor(ids, TensorProto.INT64, ["batch", "seq"]),
+                    tensor(pos, TensorProto.INT64, ["batch", "seq", 2])],
+                   [tensor("gathered", TensorProto.FLOAT, ["batch", "seq"]),
+                    tensor("picked", TensorProto.FLOAT, ["batch", "seq", 5]),
+                    tensor("running", TensorProto.FLOAT, ["batch", "seq", 5]),
+                    tensor("running_ids", TensorProto.INT64, ["batch", "seq"]),
+                    tensor("safe_sqrt", TensorProto.FLOAT, ["batch", "seq"])])
+
+
+def conv1d() -> onnx.ModelProto:
+    """1-D Convs over [N, C, L], as Whisper's encoder has them: one with a bias and equal
+    pads, one strided, dilated and grouped with unequal pads."""
+    g = Graph(seed=15)
+    s = "/conv1d"
+    c1 = g.node("Conv", ["a", g.weight("conv1.weight", (6, 4, 3)), g.weight("conv1.bias", (6,),
+                                                                               "bias")],
+                scope=s, kernel_shape=[3], pads=[1, 1])
+    g.node("Conv", [g.node("Relu", [c1], scope=s), g.weight("conv2.weight", (4, 3, 3))],
+           scope=s, kernel_shape=[3], strides=[2], dilations=[2], pads=[2, 3], group=2,
+           out_names=["out"])
+    return g.model("conv1d", 17, [tensor("a", TensorProto.FLOAT, ["batch", 4, "length"])],
+                   [tensor("out", TensorProto.FLOAT, ["batch", 4, None])])
+
+
 def unsupported() -> onnx.ModelProto:
     g = Graph(seed=5)
     gamma = g.weight("ln.weight", (8,), "gamma")
     s = "/bad"
     h = g.node("Relu", ["x"], scope=s)
     vals, _ = g.node("TopK", [h, g.ints("k", [2])], scope=s, outputs=2, axis=-1)
-    cs = g.node("CumSum", [h, g.ints("axis", [1])], scope=s)
-    u8 = g.node("Cast", [cs], scope=s, to=TensorProto.UINT8)
+    rd = g.node("Round", [h], scope=s)
+    u8 = g.node("Cast", [rd], scope=s, to=TensorProto.UINT8)
     ln, mean = g.node("LayerNormalization", [h, gamma], scope=s, outputs=2, axis=-1)
     g.nodes.append(helper.make_node("Identity", [mean], ["ln_mean"], name="/bad/Identity"))
     return g.model("unsupported", 17, [tensor("x", TensorProto.FLOAT, ["batch", 8])],
@@ -571,6 +631,8 @@ MODELS = {
     "arg_trig": arg_trig,
     "resnet": resnet,
     "conv_ops": conv_ops,
+    "index_ops": index_ops,
+    "conv1d": conv1d,
     "unsupported": unsupported,
     "unsupported_conv": unsupported_conv,
     "cycle": cycle,

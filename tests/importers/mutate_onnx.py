@@ -107,15 +107,15 @@ PREFIX = "onnx2dsc: error: "
 
 UNARY_OPS = ["Sqrt", "Exp", "Log", "Tanh", "Erf", "Sigmoid", "Abs", "Relu", "Neg", "Reciprocal",
              "Not", "Gelu", "Identity", "Dropout", "Softmax", "LogSoftmax", "Cast", "Shape",
-             "Size", "Flatten", "Transpose"]
+             "Size", "Flatten", "Transpose", "IsNaN"]
 BINARY_OPS = ["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Greater",
               "LessOrEqual", "GreaterOrEqual", "And", "Or", "Mod", "MatMul", "Where"]
 SHAPE_OPS = ["Reshape", "Expand", "Unsqueeze", "Squeeze", "Gather", "Split", "Concat", "Slice",
-             "Range", "ConstantOfShape", "Tile"]
+             "Range", "ConstantOfShape", "Tile", "GatherElements", "GatherND", "CumSum"]
 REDUCE_OPS = ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ArgMax"]
 WINDOW_OPS = ["Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
               "BatchNormalization", "ConvTranspose", "LpPool"]
-UNSUPPORTED_OPS = ["TopK", "CumSum", "ConvTranspose", "If", "Trilu", "NoSuchOp", "Einsum",
+UNSUPPORTED_OPS = ["TopK", "Round", "ConvTranspose", "If", "Trilu", "NoSuchOp", "Einsum",
                    "NonZero"]
 ATTR_NAMES = ["axis", "axes", "perm", "keepdims", "to", "alpha", "beta", "transA", "transB",
               "epsilon", "allowzero", "num_outputs", "noop_with_empty_axes", "start", "end",
