@@ -139,6 +139,9 @@ def value_hint(onnx_name: str, op_type: str) -> str:
     """A readable name for a node output: `/attention/self/query/MatMul_output_0` becomes
     `query_matmul`, `onnx::Add_12` `add_12`; plain names stay as they are."""
     s = onnx_name
+    if re.match(r"^val_\d+$", s):
+        # torch's dynamo exporter names the values it makes `val_123`: named after the op.
+        return identifier(op_type.lower(), "t")
     m = re.match(r"^(.*)_output_(\d+)$", s)
     if m:
         s = m.group(1) + ("" if m.group(2) == "0" else "_" + m.group(2))
@@ -383,9 +386,11 @@ def _special_name(a: np.ndarray) -> str | None:
 
 
 def generic_name(hint: str) -> bool:
-    """`constant_3`, `MatMul_1234`: names that say nothing about the value."""
+    """`constant_3`, `MatMul_1234`, the dynamo exporter's `val_12`: names that say nothing
+    about the value."""
     m = re.match(r"^([A-Za-z]+)(_\d+)?$", hint)
     return bool(m) and (m.group(1).lower() == "constant" or
+                        (m.group(1) == "val" and m.group(2) is not None) or
                         (m.group(2) is not None and m.group(1) in CONVERTERS))
 
 
