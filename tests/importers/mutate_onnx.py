@@ -98,7 +98,7 @@ sys.path.insert(0, os.path.join(SOURCE_DIR, "importers"))
 from dscimport.onnx_import import supported_ops  # noqa: E402
 
 VALID_SEEDS = ["mlp", "attention_op13", "attention_op17", "attention_op21", "embedding", "ops",
-               "ops_extra", "resnet", "conv_ops"]
+               "ops_extra", "resnet", "conv_ops", "index_ops", "conv1d"]
 BROKEN_SEEDS = ["unsupported", "unsupported_conv", "cycle"]  # byte-level mutants only
 DEFAULT_SEED = 20270115
 DEFAULT_COUNT = 50
