@@ -57,6 +57,24 @@ class ImportFailure(Exception):
         return "\n".join(lines + [f"  {p}" for p in self.problems])
 
 
+# Why both front ends refuse an op whose result's size depends on the data (torch's nonzero,
+# masked_select and bool indexing, ONNX's NonZero and Compress), and what to write instead.
+DATA_DEPENDENT = ("its result's size depends on the data (a mask selects a number of elements "
+                  "known only at run time); dsc's shapes are known from the inputs' shapes: "
+                  "where(mask, x, fill) keeps the shape")
+# Ops with no converter for that reason, by front end.
+DATA_DEPENDENT_OPS = {"NonZero", "Compress", "Unique", "aten.nonzero.default",
+                      "aten.masked_select.default", "aten.unique.default",
+                      "aten._unique2.default", "aten.nonzero_static.default"}
+
+
+def no_converter(op: str) -> str:
+    """The reason an op with no converter is refused."""
+    if op in DATA_DEPENDENT_OPS:
+        return DATA_DEPENDENT
+    return "no converter for this op (docs/importers.md lists the supported ops)"
+
+
 # ---------------------------------------------------------------------------------------------
 # The result
 # ---------------------------------------------------------------------------------------------

@@ -32,7 +32,8 @@ from __future__ import annotations
 from collections import Counter
 
 from . import onnx_conv, onnx_index, onnx_layout, onnx_ops, symdim
-from .common import ImportFailure, ImportResult, ModelError, Problem, Unsupported
+from .common import (ImportFailure, ImportResult, ModelError, Problem, Unsupported,
+                     no_converter)
 from .onnx_node import (CONVERTERS, MAX_OPSET, MIN_OPSET, Node, TensorProto, dtype_of_enum,
                         is_symbolic, tensor_array, to_dims, weight_hint)
 from .program import Program, Value
@@ -189,7 +190,7 @@ class Importer:
             op = f"{domain}.{nd.op_type}" if domain else nd.op_type
             if domain or nd.op_type not in CONVERTERS:
                 why = (f"ops of domain '{domain}' are not supported" if domain
-                       else "no converter for this op (docs/importers.md lists the supported ops)")
+                       else no_converter(nd.op_type))
                 self._fail(op, nd, i, why)
                 continue
             n = Node(self, nd, i)

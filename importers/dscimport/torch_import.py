@@ -44,7 +44,7 @@ from torch.utils._sympy import functions as symfn
 
 from . import symdim, torch_index, torch_layout, torch_ops
 from .common import (FOLD_LIMIT, ImportFailure, ImportResult, ModelError, Problem,
-                     Unsupported)
+                     Unsupported, no_converter)
 from .output import write_result
 from .program import Call, Program, Value, identifier
 from .symdim import Dim, Undecided, dmax, dmin
@@ -760,8 +760,7 @@ class Importer:
                 self.fail(fx, f"an in-place update of '{what}'; dsc functions are pure "
                               f"(compute and return a new value instead)")
                 return
-            self.fail(fx, "no converter for this op (docs/importers.md lists the supported "
-                          "ops)")
+            self.fail(fx, no_converter(name))
             return
         n = Node(self, fx)
         try:

@@ -8,7 +8,7 @@ lowering.py, which onnx_index.py shares for GatherND, GatherElements and CumSum.
 from __future__ import annotations
 
 from . import symdim
-from .common import INTS, Unsupported, axis_text
+from .common import DATA_DEPENDENT, INTS, Unsupported, axis_text
 from .lowering import CUMSUM_DTYPES, lower_cumsum, lower_gather, lower_index
 from .program import Bin, Call, DimArg, Raw, Ref, TensorList, Value
 from .torch_node import Node, converter, norm_axis
@@ -37,9 +37,7 @@ def _index(n: Node) -> None:
         if not isinstance(v, Value):
             raise Unsupported(f"an index {v!r} that is not a tensor")
         if v.dtype not in INTS:
-            raise Unsupported(f"indexing with a {v.dtype} tensor: a mask selects a number of "
-                              f"elements known only at run time (torch.where(mask, x, fill) "
-                              f"keeps the shape)")
+            raise Unsupported(f"indexing with a {v.dtype} tensor: {DATA_DEPENDENT}")
     e = lower_index(x, n.operand(x), present, lambda v: n.cast(v, "i64"), n.out_shape())
     if isinstance(e, Ref):
         n.alias(x)

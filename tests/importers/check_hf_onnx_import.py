@@ -22,8 +22,8 @@ command line, the others in-process (`onnx_import.import_model`).
 `--all` adds the families built from the same parts (RoBERTa, ALBERT, ..., at three shapes).
 Prints one line per check (PASS or FAIL, then details), then `N passed, M failed`; exits 1 when
 a check failed, 77 (a skip for ctest) when transformers, torch, onnx, onnxruntime,
-onnxscript, numpy or safetensors is missing. The tolerance is harness.py's: |dsc - transformers| <= 1e-4 * (rms +
-|ref|).
+onnxscript, numpy or safetensors is missing. The tolerance is harness.py's: |dsc -
+transformers| <= 1e-4 * (rms + |ref|).
 """
 
 from __future__ import annotations

@@ -234,6 +234,18 @@ class Checker(BaseChecker):
         onnx.save(model, last)
         self.expect_failure("ArgMax with select_last_index=1", [last],
                             ["ArgMax (node '/argtrig/ArgMax_1'", "select_last_index=1"])
+        # A size that depends on the data: refused with torch2dsc's reason for x[mask] and
+        # nonzero, and the workaround.
+        nz = onnx.helper.make_model(onnx.helper.make_graph(
+            [onnx.helper.make_node("NonZero", ["x"], ["y"], name="/mask/NonZero")], "nz",
+            [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 3])],
+            [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.INT64, [2, None])]),
+            opset_imports=[onnx.helper.make_opsetid("", 17)])
+        nz_path = os.path.join(self.work, "nonzero.onnx")
+        onnx.save(nz, nz_path)
+        self.expect_failure("NonZero (a size that depends on the data)", [nz_path],
+                            ["NonZero (node '/mask/NonZero'", "depends on the data",
+                             "where(mask, x, fill) keeps the shape"])
         self.expect_failure("a missing file", [os.path.join(self.work, "no_such.onnx")],
                             ["cannot read"], one_line=True)
 

@@ -470,6 +470,25 @@ class Checker(BaseChecker):
             self.report("a buffer updated in place", ok, msg.splitlines()[-1].strip() if ok
                         else f"does not say {missing} or wrote files:\n{msg}")
 
+        # Sizes that depend on the data: refused with onnx2dsc's reason for NonZero, and the
+        # workaround.
+        class Masked(nn.Module):
+            def forward(self, x):
+                return x[x > 0], torch.nonzero(x)
+
+        ep = export(Masked(), (torch.randn(4, 3),))
+        try:
+            torch_import.import_program(ep, "masked")
+            self.report("sizes that depend on the data", False, "no error")
+        except torch_import.ImportFailure as e:
+            msg = e.message("masked")
+            want = ["2 nodes cannot be imported", "return x[x > 0], torch.nonzero(x)",
+                    "aten.nonzero.default", "depends on the data",
+                    "where(mask, x, fill) keeps the shape"]
+            missing = [w for w in want if w not in msg]
+            self.report("sizes that depend on the data", not missing,
+                        msg.splitlines()[0] if not missing else f"does not say {missing}:\n{msg}")
+
         pt2 = os.path.join(self.work, "unsupported.pt2")
         with open(pt2, "rb") as f:
             data = f.read()
