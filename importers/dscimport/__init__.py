@@ -9,7 +9,8 @@
 - onnx_import.py: the ONNX front end (`import_model`); onnx_node.py: its per-node context and
   converter table; onnx_ops.py, onnx_layout.py, onnx_conv.py: its converters;
 - torch_import.py: the torch.export front end (`to_dsc`); torch_node.py: its per-node context
-  and converter table; torch_ops.py, torch_layout.py: its converters;
+  and converter table; torch_ops.py, torch_nn.py, torch_layout.py, torch_index.py: its
+  converters;
 - output.py: writing the .dsc and .safetensors files, all or nothing;
 - cli.py: what the command lines (onnx2dsc.py, torch2dsc.py) share.
 

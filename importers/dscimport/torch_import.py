@@ -18,8 +18,8 @@ How a program is read:
   polynomial comparisons or divisibility become `where` clauses too.
 - Shapes come from the symbolic shapes torch recorded on each node, converted from sympy to
   symdim.Dim; shape arithmetic (`sym_size`, `mul` of sizes) is folded the same way.
-- Each aten op becomes dsc through CONVERTERS (torch_node.py, filled by torch_ops.py and
-  torch_layout.py), high-level ops as nn.* composites (`aten.linear` is `nn.linear`,
+- Each aten op becomes dsc through CONVERTERS (torch_node.py, filled by torch_ops.py,
+  torch_nn.py, torch_layout.py and torch_index.py), high-level ops as nn.* composites (`aten.linear` is `nn.linear`,
   `aten.layer_norm` is `nn.layer_norm`), core ATen ops as dsc's primitive ops. An op whose
   tensor inputs are all known at import time is evaluated by torch itself (a weight's
   transpose is stored transposed).
@@ -42,7 +42,7 @@ import sympy
 import torch
 from torch.utils._sympy import functions as symfn
 
-from . import symdim, torch_index, torch_layout, torch_ops
+from . import symdim, torch_index, torch_layout, torch_nn, torch_ops
 from .common import (FOLD_LIMIT, ImportFailure, ImportResult, ModelError, Problem,
                      Unsupported, no_converter)
 from .output import write_result
@@ -53,7 +53,7 @@ from .torch_node import (CONVERTERS, DTYPES, Node, UnsupportedArg, dsc_dtype, op
 
 # The converters register themselves in torch_node's CONVERTERS when their modules are
 # imported.
-CONVERTER_MODULES = (torch_ops, torch_layout, torch_index)
+CONVERTER_MODULES = (torch_ops, torch_nn, torch_layout, torch_index)
 
 
 class _Poisoned(Exception):
@@ -264,7 +264,7 @@ class Importer:
         self.guard_notes: list[str] = []
         self.input_dims: dict[str, list] = {}
         self.fills: dict[int, object] = {}  # id(Value) -> the scalar a `full` holds
-        # A batch norm folded into the convolution before it (torch_ops.py): its fx node ->
+        # A batch norm folded into the convolution before it (torch_nn.py): its fx node ->
         # the convolution's value, which the batch norm then returns.
         self.folded: dict = {}
         specs = ep.graph_signature.input_specs

@@ -1,7 +1,7 @@
 """What every aten converter works with: `Node`, the per-node context (the schema's arguments
 resolved to dsc values, sizes and numbers; the result's recorded type; outputs defined as dsc
 values), the table the converters register in (CONVERTERS; torch_import.py fills it by
-importing torch_ops.py and torch_layout.py), torch's dtypes and the names of its ops.
+importing torch_ops.py, torch_nn.py, torch_layout.py and torch_index.py), torch's dtypes and the names of its ops.
 """
 
 from __future__ import annotations
