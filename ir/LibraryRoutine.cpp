@@ -8,6 +8,7 @@
 #include "symbolic/Eval.h"
 #include "symbolic/Printer.h"
 #include "support/Assert.h"
+#include "support/WordList.h"
 #include "symbolic/Simplify.h"
 
 namespace dsc::ir {
@@ -389,12 +390,7 @@ std::vector<std::string> routine_attribute_names(const LibraryRoutine& routine) 
 
 std::string routine_attributes_wanted(const std::vector<std::string>& names) {
   if (names.empty()) return "no attributes";
-  std::string out = names.size() == 1 ? "the attribute " : "the attributes ";
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i) out += i + 1 == names.size() ? " and " : ", ";
-    out += names[i];
-  }
-  return out;
+  return (names.size() == 1 ? "the attribute " : "the attributes ") + word_list(names);
 }
 
 const LibraryRoutine* find_library_routine(std::string_view symbol) {

@@ -1,6 +1,7 @@
 #include "ir/Target.h"
 
 #include "ir/LibraryRoutine.h"
+#include "support/WordList.h"
 
 namespace dsc::ir {
 
@@ -68,12 +69,9 @@ std::optional<TargetKind> target_kind_named(std::string_view name) {
 }
 
 std::string target_kind_names() {
-  std::string s;
-  const std::vector<TargetKind>& kinds = all_target_kinds();
-  for (size_t i = 0; i < kinds.size(); ++i)
-    s += std::string(i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") +
-         target_kind_name(kinds[i]);
-  return s;
+  std::vector<std::string> names;
+  for (TargetKind kind : all_target_kinds()) names.push_back(target_kind_name(kind));
+  return word_list(names, "or");
 }
 
 bool Target::runs(ForKind loop) const {
@@ -92,10 +90,7 @@ std::string Target::computed_dtype_names() const {
   std::vector<std::string> names;
   for (DType d : kAllDTypes)
     if (arithmetic(d) != Arithmetic::Unsupported) names.push_back(dtype_name(d));
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i)
-    s += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  return s;
+  return word_list(names);
 }
 
 bool Target::offers(std::string_view symbol) const {

@@ -19,6 +19,12 @@ struct KernelCount {
   size_t library = 0;       // call sites of library routines
   size_t with_epilogue = 0; // of those, the calls whose routine runs an epilogue prim
   size_t total() const { return generated + library; }
+  KernelCount& operator+=(const KernelCount& other) {
+    generated += other.generated;
+    library += other.library;
+    with_epilogue += other.with_epilogue;
+    return *this;
+  }
 };
 
 // The kernels `body` calls; `find` gives the declaration a callee names (null for ops and

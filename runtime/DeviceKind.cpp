@@ -1,6 +1,9 @@
 #include "runtime/DeviceKind.h"
 
 #include <string>
+#include <vector>
+
+#include "support/WordList.h"
 
 namespace dsc::runtime {
 
@@ -35,11 +38,9 @@ std::optional<DeviceKind> device_kind_named(std::string_view name) {
 
 const char* device_kind_names() {
   static const std::string names = [] {
-    std::string s;
-    const size_t n = sizeof(kRows) / sizeof(kRows[0]);
-    for (size_t i = 0; i < n; ++i)
-      s += std::string(i == 0 ? "" : i + 1 == n ? " or " : ", ") + kRows[i].name;
-    return s;
+    std::vector<std::string> words;
+    for (const auto& row : kRows) words.push_back(row.name);
+    return word_list(words, "or");
   }();
   return names.c_str();
 }

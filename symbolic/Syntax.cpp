@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string>
+#include <vector>
+
+#include "support/WordList.h"
 
 namespace dsc::symbolic {
 
@@ -86,13 +90,9 @@ std::string_view function_name(ExprKind kind) {
 }
 
 std::string function_list(std::string_view suffix) {
-  std::string out;
-  constexpr size_t n = std::size(kFunctions);
-  for (size_t i = 0; i < n; ++i) {
-    if (i > 0) out += i + 1 == n ? " and " : ", ";
-    out.append(kFunctions[i].name).append(suffix);
-  }
-  return out;
+  std::vector<std::string> words;
+  for (const auto& f : kFunctions) words.push_back(std::string(f.name) + std::string(suffix));
+  return word_list(words);
 }
 
 std::optional<bool> bool_literal(std::string_view word) {

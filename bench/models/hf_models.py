@@ -70,7 +70,7 @@ except ImportError as e:
 import sgemm_rate  # noqa: E402
 from bert_torch import time_calls  # noqa: E402
 from dscimport import torch_import  # noqa: E402
-from harness import compare_outputs, run  # noqa: E402
+from harness import compare_outputs, run, save_inputs  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("cpu_run", os.path.join(ROOT, "bench", "cpu", "run.py"))
 cpu_run = importlib.util.module_from_spec(_spec)
@@ -184,12 +184,7 @@ def bench_shape(name: str, p: dict, vocab: int, size: dict, b: int, s: int, thre
                 work: str, rate: float | None) -> dict:
     x = inputs(vocab, b, s, SEED + 1000 * b + s)
     case = os.path.join(work, f"{name}_{b}x{s}")
-    os.makedirs(case, exist_ok=True)
-    args = []
-    for k, t in x.items():
-        path = os.path.join(case, f"{k}.npy")
-        np.save(path, t.numpy(), allow_pickle=False)
-        args += ["--input", f"{k}={path}"]
+    args = save_inputs(x, case)
     torch.set_num_threads(threads)
     row = {"B": b, "S": s, "threads": threads, "gflop": flops(size, b, s) / 1e9}
     if threads == ns.threads[0]:

@@ -64,7 +64,7 @@ except ImportError as e:
         sys.exit(77)
     raise
 
-from harness import compare_nonfinite, crash_reason, first_line, run  # noqa: E402
+from harness import compare_nonfinite, crash_reason, first_line, run, save_inputs  # noqa: E402
 from zoo import models  # noqa: E402
 
 # onnx: torch.onnx.export then onnx2dsc; torch: torch.export then torch2dsc; core: the same
@@ -216,17 +216,6 @@ def _short_summary(line: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------------------------
-
-def save_inputs(inputs: dict[str, torch.Tensor], folder: str) -> list[str]:
-    """The inputs as .npy files; `dscc run`'s --input arguments."""
-    os.makedirs(folder, exist_ok=True)
-    args = []
-    for name, t in inputs.items():
-        path = os.path.join(folder, f"{name}.npy")
-        np.save(path, t.numpy(), allow_pickle=False)
-        args += ["--input", f"{name}={path}"]
-    return args
-
 
 def dscc_run(dscc: str, imp: Imported, input_args: list[str], out_dir: str, threads: int,
              timeout: float, bench: int | None = None, warmup: int = 1):

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 try:
-    import numpy as np
+    import numpy  # noqa: F401 - harness.py needs it
     import torch
     from torch.export import Dim, export
 except ImportError as e:
@@ -63,7 +63,7 @@ SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 IMPORTER = os.path.join(SOURCE_DIR, "importers", "torch2dsc.py")
 sys.path.insert(0, HERE)
 from harness import (Checker, check_dscc_arg, compare_outputs, exit_problem,  # noqa: E402
-                     remove_work, run, tally)
+                     remove_work, run, save_inputs, tally)
 
 sys.path.insert(0, os.path.join(SOURCE_DIR, "importers"))
 from dscimport import torch_import  # noqa: E402
@@ -352,11 +352,8 @@ class HFChecker(Checker):
         inputs = fam.inputs(g, b, s)
         case = os.path.join(self.work, re.sub(r"[^A-Za-z0-9_=-]+", "_", label))
         os.makedirs(case)
-        cmd = [self.dscc, "run", so, "--weights", weights, f"--output={case}/out"]
-        for name, t in inputs.items():
-            path = os.path.join(case, f"{name}.npy")
-            np.save(path, t.numpy(), allow_pickle=False)
-            cmd += ["--input", f"{name}={path}"]
+        cmd = [self.dscc, "run", so, "--weights", weights, f"--output={case}/out",
+               *save_inputs(inputs, case)]
         r = run(cmd, self.timeout)
         problem = exit_problem(r, "dscc run exit")
         if problem:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 try:
-    import numpy as np
+    import numpy  # noqa: F401 - harness.py needs it
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -63,7 +63,8 @@ GOLDEN = os.path.join(HERE, "golden", "torch_mlp.dsc")
 sys.path.insert(0, IMPORTERS)
 sys.path.insert(0, HERE)
 from harness import (Checker as BaseChecker, check_dscc_arg, compare_nonfinite,  # noqa: E402
-                     compare_outputs, exit_problem, first_line, run, run_checks)
+                     compare_outputs, exit_problem, first_line, run, run_checks,
+                     save_inputs)
 
 from dscimport import torch_import  # noqa: E402
 from zoo.models import BertLayer, GPT2Block, LlamaBlock  # noqa: E402
@@ -372,11 +373,8 @@ class Checker(BaseChecker):
         args = case.inputs(g, sym)
         case_dir = os.path.join(self.work, re.sub(r"[^A-Za-z0-9_=-]+", "_", label))
         os.makedirs(case_dir)
-        cmd = [self.dscc, "run", so, "--weights", res.weights_path, f"--output={case_dir}/out"]
-        for name, a in zip(case.input_names, args):
-            path = os.path.join(case_dir, f"{name}.npy")
-            np.save(path, a.numpy(), allow_pickle=False)
-            cmd += ["--input", f"{name}={path}"]
+        cmd = [self.dscc, "run", so, "--weights", res.weights_path, f"--output={case_dir}/out",
+               *save_inputs(dict(zip(case.input_names, args)), case_dir)]
         r = run(cmd, self.timeout)
         problem = exit_problem(r, "dscc run exit")
         if problem:

@@ -99,6 +99,18 @@ def compare_nonfinite(out: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
     return compare(out, ref)
 
 
+def save_inputs(inputs: dict, folder: str) -> list[str]:
+    """Each input (a NumPy array or a CPU tensor) as FOLDER/NAME.npy; `dscc run`'s --input
+    arguments for them."""
+    os.makedirs(folder, exist_ok=True)
+    args = []
+    for name, value in inputs.items():
+        path = os.path.join(folder, f"{name}.npy")
+        np.save(path, np.asarray(value), allow_pickle=False)
+        args += ["--input", f"{name}={path}"]
+    return args
+
+
 def exit_problem(r: Run, prefix: str = "exit") -> str | None:
     """Why a command that should have succeeded did not: a crash, or PREFIX and the nonzero
     exit status with the first line of stderr; None when it exited 0."""

@@ -225,11 +225,8 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
     for (const std::string& name : c.entries) {
       const ir::Module::Decl* d = c.module.find(name);
       if (!d || !d->fn) continue;
-      const passes::KernelCount k = passes::count_kernels(
+      kernels += passes::count_kernels(
           d->fn->body, [&](const std::string& callee) { return c.module.find(callee); });
-      kernels.generated += k.generated;
-      kernels.library += k.library;
-      kernels.with_epilogue += k.with_epilogue;
     }
     size_t variants = 0;
     for (const ir::Module::Decl& d : c.module.decls)

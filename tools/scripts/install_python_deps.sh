@@ -214,24 +214,20 @@ if [ ${#missing_onnx[@]} -gt 0 ]; then
   fi
 fi
 
-if [ "$want_transformers" = 1 ] && ! has transformers; then
-  if externally_managed; then
-    echo "install_python_deps: skipping transformers: $python is Debian's externally-managed" \
-      "interpreter; importers_torch_hf will be reported as skipped" >&2
-  else
-    # shellcheck disable=SC2086 # the spec is a requirement
-    pip_install $transformers_spec
-  fi
-fi
-
-if [ "$want_transformers" = 1 ] && ! has onnxscript; then
-  if externally_managed; then
-    echo "install_python_deps: skipping onnxscript: $python is Debian's externally-managed" \
-      "interpreter; importers_onnx_hf will be reported as skipped" >&2
-  else
-    # shellcheck disable=SC2086 # the spec is a requirement
-    pip_install $onnxscript_spec
-  fi
+# The Hugging Face tests' packages, each where missing: module|pinned spec|the ctest needing it.
+if [ "$want_transformers" = 1 ]; then
+  for entry in "transformers|$transformers_spec|importers_torch_hf" \
+               "onnxscript|$onnxscript_spec|importers_onnx_hf"; do
+    IFS='|' read -r module spec needed_by <<<"$entry"
+    has "$module" && continue
+    if externally_managed; then
+      echo "install_python_deps: skipping $module: $python is Debian's externally-managed" \
+        "interpreter; $needed_by will be reported as skipped" >&2
+    else
+      # shellcheck disable=SC2086 # the spec is a requirement
+      pip_install $spec
+    fi
+  done
 fi
 
 exit 0
