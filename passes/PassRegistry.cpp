@@ -10,6 +10,7 @@
 #include "passes/LowerHost.h"
 #include "passes/PlanMemory.h"
 #include "passes/Schedule.h"
+#include "passes/ShareKernels.h"
 
 namespace dsc::passes {
 
@@ -34,6 +35,8 @@ void run_inline_calls(Compilation& c, PassContext& ctx) {
 void run_legalize(Compilation& c, PassContext& ctx) { c.module = legalize(c.module, ctx); }
 
 void run_schedule(Compilation& c, PassContext& ctx) { c.module = schedule(c.module, ctx); }
+
+void run_share_kernels(Compilation& c, PassContext&) { share_kernels(c); }
 
 void run_lower_host(Compilation& c, PassContext& ctx) {
   c.hosts.clear();

@@ -21,10 +21,13 @@ namespace {
 // A producer this size or smaller may be evaluated once per use when cheap; larger ones are
 // evaluated once per element of their result (or stay apart).
 constexpr size_t kDuplicableNodes = 48;
+// ... and when it reads at most this many buffers.
+constexpr size_t kDuplicableBuffers = 4;
 
 struct ElementCost {
   size_t nodes = 0;
   size_t loads = 0;
+  std::set<std::string> buffers; // those loaded
   bool costly = false;
 };
 
@@ -47,8 +50,9 @@ ElementCost cost_of(const Element& e) {
       const ir::IntrinsicDef* def = ir::find_intrinsic(i->name);
       if (!def || def->cost == ir::Cost::Costly) cost.costly = true;
     }
-    void note(const ir::Load*) {
+    void note(const ir::Load* l) {
       ++cost.loads;
+      cost.buffers.insert(l->buffer);
     }
     void note(const ir::PrimExprNode*) {}
   } count;
@@ -298,6 +302,16 @@ bool Fuser::inline_map(FnItem& c, size_t k, FnItem& p, size_t o) {
     refuse(p, c,
            "it is in memory anyway (another consumer needs it), and reading it is "
            "cheaper than computing it again");
+    return false;
+  }
+  // Copied into several consumers, a producer makes each read every buffer it reads. Down a
+  // chain of them (a deep model's residual adds, each read by the next layer's norm and by the
+  // next add) the copies would grow with depth, every layer's norm reading every earlier
+  // layer's results; past a few buffers the producer is read from memory instead.
+  if (!once && cost.buffers.size() > kDuplicableBuffers) {
+    refuse(p, c,
+           "it has other consumers and reads " + std::to_string(cost.buffers.size()) +
+               " buffers, which each of them would read again");
     return false;
   }
   if (cost.costly || cost.nodes > kDuplicableNodes) {

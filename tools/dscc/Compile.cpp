@@ -228,15 +228,20 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
       kernels += passes::count_kernels(
           d->fn->body, [&](const std::string& callee) { return c.module.find(callee); });
     }
-    size_t variants = 0;
-    for (const ir::Module::Decl& d : c.module.decls)
+    size_t variants = 0, compiled = 0;
+    for (const ir::Module::Decl& d : c.module.decls) {
       variants += d.prim && !d.prim->variant_of.empty() ? 1 : 0;
+      compiled += d.prim && d.prim->body.defined() && d.prim->variant_of.empty() ? 1 : 0;
+    }
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     err << "dscc: " << options.file << ": lowered " << c.entries.size() << " function"
         << (c.entries.size() == 1 ? "" : "s") << " to " << kernels.total() << " kernels per call ("
         << kernels.generated << " generated, " << kernels.library << " library calls"
         << (kernels.with_epilogue ? ", " + std::to_string(kernels.with_epilogue) + " with an epilogue" : "")
-        << (variants ? ", " + std::to_string(variants) + " with a shape-bucket variant" : "") << ") in "
+        << (variants ? ", " + std::to_string(variants) + " with a shape-bucket variant" : "")
+        << (compiled < kernels.generated + kernels.with_epilogue
+                ? "; " + std::to_string(compiled) + " distinct prims compiled" : "")
+        << ") in "
         << static_cast<int>(ms) << " ms\n";
   }
   return c;
