@@ -192,7 +192,9 @@ std::string to_string(const HostProgram& p) {
     switch (b.storage) {
     case HostBuffer::Storage::Param:
     case HostBuffer::Storage::Output: os << " " << b.index; break;
-    case HostBuffer::Storage::Alias: os << " %" << b.index; break;
+    case HostBuffer::Storage::Alias:
+      os << " %" << b.index << (b.updated_in_place ? " updated in place" : "");
+      break;
     case HostBuffer::Storage::Arena:
       if (b.offset.defined()) os << " +" << symbolic::to_string(b.offset);
       break;

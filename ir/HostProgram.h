@@ -58,6 +58,10 @@ struct HostBuffer {
   std::vector<symbolic::Expr> shape;
   Storage storage = Storage::Arena;
   int index = 0;                 // Param/Output: which one; Alias: the buffer id it aliases
+  // Alias: the value of an update_slice written in place (passes/legalize/InPlaceUpdates.h):
+  // the memory of buffer `index`, into which a Copy step has written the update. Returned
+  // when its root is a parameter, it is that parameter (the manifest's updates_param).
+  bool updated_in_place = false;
   symbolic::Expr offset;         // Arena: byte offset, a multiple of 64
 };
 
@@ -65,7 +69,10 @@ struct HostStep {
   enum class Kind : uint8_t {
     Kernel,  // call prim `callee` on `buffers` (its inputs then outputs) and `symbols`
     Library, // call library routine `callee` (ir/LibraryRoutines.def) on `buffers` and `ints`
-    Copy,    // memcpy buffers[0] -> buffers[1] (buffers[1]'s byte size)
+    Copy,    // memcpy buffers[0] -> buffers[1] (buffers[1]'s byte size); with four `ints`
+             // (rows, row, pitch, offset: elements), an update written in place: `rows`
+             // blocks of `row` elements, read one after another from buffers[0], written
+             // `pitch` elements apart into buffers[1] from element `offset` on
     If,      // run `then_steps` when the bool[] buffers[0] is true (or, with no buffer, when
              // the shape predicate ints[0] holds: a guarded fusion), else `else_steps`
     Bind,    // run-time symbol `callee` := the i64[] or i32[] buffers[0] (nonzero's count),

@@ -574,6 +574,8 @@ std::vector<std::string> verify(const HostProgram& p, const Module& m, bool plan
     std::string which = "buffer %" + std::to_string(i) + " (" + b.name + ")";
     if (b.storage == HostBuffer::Storage::Alias && (b.index < 0 || b.index >= static_cast<int>(i)))
       error(which + " aliases %" + std::to_string(b.index) + ", which is not an earlier buffer");
+    if (b.updated_in_place && b.storage != HostBuffer::Storage::Alias)
+      error(which + " is updated in place but aliases no buffer");
     if (b.storage == HostBuffer::Storage::Arena && planned && !b.offset.defined())
       error(which + " has no arena offset after plan_memory");
   }
@@ -620,6 +622,12 @@ std::vector<std::string> verify(const HostProgram& p, const Module& m, bool plan
     }
     case HostStep::Kind::Copy:
       if (s.buffers.size() != 2) error(which + " copies " + std::to_string(s.buffers.size()) + " buffers");
+      if (!s.ints.empty() && s.ints.size() != 4)
+        error(which + " copies with " + std::to_string(s.ints.size()) + " scalars, not 0 or 4");
+      if (s.ints.size() == 4 && s.buffers.size() == 2 && valid(s.buffers[1]) &&
+          !p.buffers[s.buffers[1]].updated_in_place)
+        error(which + " copies an update into %" + std::to_string(s.buffers[1]) +
+              ", which is no buffer updated in place");
       break;
     case HostStep::Kind::If:
       if (s.buffers.empty() && s.ints.size() == 1) break; // a shape predicate

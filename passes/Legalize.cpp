@@ -11,6 +11,7 @@
 #include "passes/legalize/Context.h"
 #include "passes/legalize/Families.h"
 #include "passes/legalize/Fuse.h"
+#include "passes/legalize/InPlaceUpdates.h"
 #include "passes/legalize/Materialize.h"
 #include "passes/legalize/TargetSupport.h"
 #include "symbolic/Printer.h"
@@ -89,6 +90,7 @@ public:
   Ref<ir::Function> run() {
     const ir::Block* body = f_.body.as<ir::Block>();
     summary_ = FusionSummary{f_.name, 0, 0, 0, 0, {}};
+    in_place_ = lowering::in_place_updates(*body, f_.params);
     ir::Expr legal = legalize_block(*body);
     if (!legal.defined()) return nullptr;
     const KernelCount kernels = count_kernels(legal, [this](const std::string& name) {
@@ -122,8 +124,11 @@ private:
     std::optional<symbolic::Expr> guard = ctx_.take_wanted_guard();
     if (!items) return {};
     if (!guard) return emit(body, *items);
-    // Start again from before the block, and compile it once per variant.
+    // Start again from before the block, and compile it once per variant. An update written
+    // in place inside a variant would change the caller's buffer while the entry returns a
+    // copy of the variant's result: every update is a copy from here on.
     ctx_.rollback(saved);
+    in_place_.clear();
     summary_ = summary;
     if (pass_.fusion_log) pass_.fusion_log->decisions.resize(decisions);
     if (contains_loop(ir::Block::make(body.bindings, body.result, body.loc)))
@@ -323,6 +328,10 @@ public:
       call = value.as<ir::Call>();
       item.binding.value = value;
     }
+    // An update written in place stays a graph op: lower_host copies the update into the
+    // buffer of its operand, whose other elements are already in place.
+    if (op->id == ir::OpId::update_slice && in_place_.count(item.binding.vars.front().get()))
+      return true;
     item.desc = lowering::describe(*call, ctx_);
     item.ops.push_back(FusedOp{call->callee, ctx_.loc()});
     return item.desc.has_value();
@@ -405,6 +414,7 @@ public:
 
   FnContext ctx_;
   const ir::Function& f_;
+  std::set<const ir::Var*> in_place_; // update_slices written in place (InPlaceUpdates.h)
   PassContext& pass_;
   const ir::Module& in_;
   const ir::Module& generated_;

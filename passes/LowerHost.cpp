@@ -252,6 +252,8 @@ private:
                                              const std::string& name) {
     const ir::OpDef* op = ir::find_op(call.callee);
     if (op && op->id == ir::OpId::first_rows) return lower_first_rows(call, type, name);
+    // Every update_slice legalize left as an op is written in place (InPlaceUpdates.h).
+    if (op && op->id == ir::OpId::update_slice) return lower_update_in_place(call, *op, type, name);
     const bool view = ir::is_view_op(call.callee); // an alias of its operand, no copy
     std::vector<int> args;
     for (const ir::Expr& a : call.args) {
@@ -325,6 +327,45 @@ private:
                             call.callee + ": the rows of '" + name + "'", call.loc, args[1], {}))
       return std::nullopt;
     return std::vector<int>{add_alias(args[0], type, name)};
+  }
+
+  // update_slice(dst, src, axis, start) written in place: the result is dst's memory, and a
+  // Copy step writes src into its slice, one block of src's elements per index of the dims
+  // before the axis.
+  std::optional<std::vector<int>> lower_update_in_place(const ir::Call& call, const ir::OpDef& op,
+                                                        const ir::Type& type, const std::string& name) {
+    std::vector<ir::Type> arg_types, kwarg_types;
+    for (const ir::Expr& a : call.args) arg_types.push_back(a->type);
+    for (const ir::KeywordArg& k : call.kwargs) kwarg_types.push_back(k.value->type);
+    DiagnosticEngine scratch(ctx_.diags.sources());
+    std::optional<ir::BoundArgs> bound = ir::bind_arguments(op, call, arg_types, kwarg_types, scratch);
+    if (!bound) return fail(call.loc, "malformed " + call.callee);
+    std::vector<int> ids;
+    for (size_t i = 0; i < 2; ++i) {
+      auto b = buffers_of((*bound)[i]);
+      if (!b || b->size() != 1) return fail(call.loc, "malformed " + call.callee);
+      ids.push_back((*b)[0]);
+    }
+    const std::vector<Expr> dst = p_.buffers[ids[0]].shape; // copies: add_alias grows buffers
+    const std::vector<Expr> src = p_.buffers[ids[1]].shape;
+    int64_t axis = std::get<int64_t>((*bound)[2].as<ir::Literal>()->value);
+    if (axis < 0) axis += static_cast<int64_t>(dst.size());
+    if (axis < 0 || static_cast<size_t>(axis) >= dst.size() || src.size() != dst.size())
+      return fail(call.loc, "malformed " + call.callee);
+    const size_t a = static_cast<size_t>(axis);
+    Expr rows(1), inner(1);
+    for (size_t d = 0; d < a; ++d) rows = rows * dst[d];
+    for (size_t d = a + 1; d < dst.size(); ++d) inner = inner * dst[d];
+    const Expr start = (*bound)[3].as<ir::ShapeExpr>()->dims.at(0);
+    const int result = add_alias(ids[0], type, name);
+    p_.buffers[result].updated_in_place = true;
+    HostStep copy;
+    copy.kind = HostStep::Kind::Copy;
+    copy.buffers = {ids[1], result};
+    copy.ints = {symbolic::simplify(rows), symbolic::simplify(src[a] * inner),
+                 symbolic::simplify(dst[a] * inner), symbolic::simplify(start * inner)};
+    p_.steps.push_back(std::move(copy));
+    return std::vector<int>{result};
   }
 
   // The steps of one branch, lowered into `out`; its result's buffers, or nullopt.
@@ -740,6 +781,13 @@ private:
     for (size_t i = 0; i < ids->size(); ++i) {
       int id = (*ids)[i];
       HostBuffer& b = p_.buffers[id];
+      // A parameter updated in place is returned as itself (the manifest's updates_param).
+      if (b.updated_in_place &&
+          p_.buffers[ir::alias_root(p_, id)].storage == HostBuffer::Storage::Param &&
+          taken.insert(id).second) {
+        p_.outputs.push_back(id);
+        continue;
+      }
       if (b.storage == HostBuffer::Storage::Arena && !taken.count(id) &&
           (!ir::has_runtime_dims(p_, b.shape) || !in_branches.count(id))) {
         b.storage = HostBuffer::Storage::Output;

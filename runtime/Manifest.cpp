@@ -23,13 +23,16 @@ using nlohmann::ordered_json;
 // cublaslt.sgemm_* routines) take their scalars as one descriptor (HostABI.h's
 // dsc_strided_product, dsc_strided_chain); a library compiled for version 4 passes them one by
 // one.
-constexpr int kVersion = 5;
+// 6: an output may be a parameter updated in place (`updates_param`); the runtime returns the
+// caller's tensor for it, which a library compiled for version 5 never asks of it.
+constexpr int kVersion = 6;
 
-ordered_json tensor_json(const TensorInfo& t) {
+ordered_json tensor_json(const TensorInfo& t, bool output) {
   ordered_json j;
   j["name"] = t.name;
   j["dtype"] = t.dtype;
   j["dims"] = t.dims;
+  if (output) j["updates_param"] = t.updates_param;
   return j;
 }
 
@@ -118,8 +121,16 @@ private:
     return true;
   }
 
-  bool tensor(const json& v, const std::string& where, TensorInfo* out) {
-    if (!object(v, where, {"name", "dtype", "dims"})) return false;
+  bool tensor(const json& v, const std::string& where, bool output, TensorInfo* out) {
+    if (output ? !object(v, where, {"name", "dtype", "dims", "updates_param"})
+               : !object(v, where, {"name", "dtype", "dims"}))
+      return false;
+    if (output) {
+      const json& p = v.at("updates_param");
+      if (!p.is_number_integer() || p.get<int64_t>() < -1 || p.get<int64_t>() > (1 << 20))
+        return fail(where + ".updates_param is " + p.dump() + ", not -1 or a parameter's index");
+      out->updates_param = static_cast<int>(p.get<int64_t>());
+    }
     if (!string(v.at("name"), where + ".name", &out->name)) return false;
     if (!string(v.at("dtype"), where + ".dtype", &out->dtype)) return false;
     DLDataType unused;
@@ -136,13 +147,13 @@ private:
     return true;
   }
 
-  bool tensors(const json& v, const std::string& where, std::vector<TensorInfo>* out) {
+  bool tensors(const json& v, const std::string& where, bool output, std::vector<TensorInfo>* out) {
     if (!v.is_array()) return fail(where + " is " + kind(v) + ", not an array");
     std::set<std::string> names;
     for (size_t i = 0; i < v.size(); ++i) {
       std::string at = where + "[" + std::to_string(i) + "]";
       TensorInfo t;
-      if (!tensor(v[i], at, &t)) return false;
+      if (!tensor(v[i], at, output, &t)) return false;
       if (!names.insert(t.name).second) return fail(at + ": duplicate name '" + t.name + "'");
       out->push_back(std::move(t));
     }
@@ -165,8 +176,19 @@ private:
       return fail(where + ".device: '" + device + "' is not a device (" + device_kind_names() +
                   ")");
     out->device = *kind;
-    if (!tensors(v.at("params"), where + ".params", &out->params)) return false;
-    if (!tensors(v.at("outputs"), where + ".outputs", &out->outputs)) return false;
+    if (!tensors(v.at("params"), where + ".params", false, &out->params)) return false;
+    if (!tensors(v.at("outputs"), where + ".outputs", true, &out->outputs)) return false;
+    for (size_t k = 0; k < out->outputs.size(); ++k) {
+      const int p = out->outputs[k].updates_param;
+      if (p < 0) continue;
+      const std::string at = where + ".outputs[" + std::to_string(k) + "]";
+      if (static_cast<size_t>(p) >= out->params.size())
+        return fail(at + " updates parameter " + std::to_string(p) + ", which does not exist");
+      const TensorInfo& param = out->params[static_cast<size_t>(p)];
+      if (param.dtype != out->outputs[k].dtype || param.dims.size() != out->outputs[k].dims.size())
+        return fail(at + " updates parameter " + std::to_string(p) + " (" + param.type_string() +
+                    ") but is " + out->outputs[k].type_string());
+    }
     if (!string(v.at("arena_bytes"), where + ".arena_bytes", &out->arena_bytes)) return false;
     return string(v.at("peak_bytes"), where + ".peak_bytes", &out->peak_bytes);
   }
@@ -200,10 +222,10 @@ std::string to_json(const Manifest& m) {
     j["device"] = device_kind_name(f.device);
     j["params"] = ordered_json::array();
     for (const TensorInfo& t : f.params)
-      j["params"].push_back(tensor_json(t));
+      j["params"].push_back(tensor_json(t, false));
     j["outputs"] = ordered_json::array();
     for (const TensorInfo& t : f.outputs)
-      j["outputs"].push_back(tensor_json(t));
+      j["outputs"].push_back(tensor_json(t, true));
     j["arena_bytes"] = f.arena_bytes;
     j["peak_bytes"] = f.peak_bytes;
     functions.push_back(std::move(j));

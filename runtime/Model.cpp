@@ -58,6 +58,12 @@ CallResult call_host_function(const FunctionInfo& info, dsc_host_function fn,
                                              std::to_string(status) + ") without an error message";
     return result;
   }
+  // An input updated in place is returned as itself: the output is the caller's tensor.
+  for (size_t i = 0; i < call.outputs.size() && i < info.outputs.size(); ++i) {
+    const int param = info.outputs[i].updates_param;
+    if (!call.outputs[i].defined() && param >= 0 && static_cast<size_t>(param) < inputs.size())
+      call.outputs[i] = Tensor::borrow(*inputs[static_cast<size_t>(param)]);
+  }
   for (size_t i = 0; i < call.outputs.size(); ++i) {
     if (!call.outputs[i].defined()) {
       result.error = "internal error: function '" + info.name + "' returned without output " +

@@ -35,12 +35,23 @@ bool parse_dtype_name(const std::string& name, DLDataType* out) {
 }
 
 void Tensor::Free::operator()(void* p) const {
+  if (borrowed) return;
   if (!on_device) {
     std::free(p);
     return;
   }
   // The device exists: it made this memory.
   if (cuda::Device* d = cuda::device(nullptr)) d->release(p);
+}
+
+Tensor Tensor::borrow(const DLTensor& t) {
+  Tensor out;
+  out.dtype_ = t.dtype;
+  out.shape_.assign(t.shape, t.shape + t.ndim);
+  out.device_ = t.device;
+  out.storage_ = std::unique_ptr<void, Free>(static_cast<char*>(t.data) + t.byte_offset,
+                                             Free{t.device.device_type == kDLCUDA, true});
+  return out;
 }
 
 std::optional<Tensor> Tensor::try_empty(DLDataType dtype, std::vector<int64_t> shape,
@@ -99,7 +110,7 @@ std::optional<Tensor> Tensor::try_empty(DLDevice device, DLDataType dtype,
   }
   void* p = d->allocate(bytes, label, error);
   if (!p) return std::nullopt;
-  t.storage_ = std::unique_ptr<void, Free>(p, Free{true});
+  t.storage_ = std::unique_ptr<void, Free>(p, Free{true, false});
   t.device_ = DLDevice{kDLCUDA, 0};
   return t;
 }

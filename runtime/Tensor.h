@@ -61,6 +61,10 @@ public:
                                          std::vector<int64_t> shape, const std::string& what,
                                          std::string* error);
 
+  // A tensor over memory it does not own (an input the call updated in place, returned as an
+  // output): never freed by it, valid while the caller's tensor is. `t` is dense row-major.
+  static Tensor borrow(const DLTensor& t);
+
   bool defined() const { return storage_ != nullptr; }
   DLDevice device() const { return device_; }
   bool on_host() const { return device_.device_type == kDLCPU; }
@@ -88,6 +92,7 @@ public:
 private:
   struct Free {
     bool on_device; // released through cuda::device(); value-initialized to false
+    bool borrowed;  // someone else's memory, not released; value-initialized to false
     void operator()(void* p) const;
   };
   DLDevice device_{kDLCPU, 0};

@@ -158,6 +158,10 @@ runtime::FunctionInfo describe_host_program(const ir::HostProgram& program) {
     std::string name = "output" + std::to_string(k);
     info.outputs.push_back(out ? tensor_info(name, out->dtype, out->shape)
                                : tensor_info(name, ir::DType::F32, {}));
+    if (out && out->updated_in_place) {
+      const ir::HostBuffer& root = program.buffers[static_cast<size_t>(ir::alias_root(program, id))];
+      if (root.storage == ir::HostBuffer::Storage::Param) info.outputs.back().updates_param = root.index;
+    }
   }
   info.arena_bytes = program.arena_bytes.defined() ? symbolic::to_string(program.arena_bytes) : "0";
   info.peak_bytes = program.peak_bytes.defined() ? symbolic::to_string(program.peak_bytes) : "0";

@@ -352,7 +352,8 @@ private:
           b_.CreateIsNotNull(arena_), [this] { return i32(1); }, "arena");
     }
 
-    // Output k is the one Output buffer with index k, for every k < outputs.size().
+    // Output k is the one Output buffer with index k, for every k < outputs.size(), or a
+    // parameter updated in place, which the runtime returns (the manifest's updates_param).
     const size_t num_outputs = p_.outputs.size();
     std::vector<int> output_buffer(num_outputs, -1);
     for (size_t id = 0; id < p_.buffers.size(); ++id) {
@@ -371,6 +372,10 @@ private:
     }
     output_buffer_ = output_buffer;
     for (size_t k = 0; k < num_outputs && ok(); ++k) {
+      if (output_buffer[k] < 0 && updates_a_param(p_.outputs[k])) {
+        outputs_.push_back(nullptr);
+        continue;
+      }
       if (output_buffer[k] < 0) {
         fail("no buffer is output " + std::to_string(k));
         return;
@@ -379,6 +384,13 @@ private:
       const ir::HostBuffer& buf = p_.buffers[static_cast<size_t>(output_buffer[k])];
       outputs_.push_back(ir::has_runtime_dims(p_, buf.shape) ? nullptr : allocate_output(k));
     }
+  }
+
+  bool updates_a_param(int id) const {
+    if (id < 0 || static_cast<size_t>(id) >= p_.buffers.size()) return false;
+    return p_.buffers[static_cast<size_t>(id)].updated_in_place &&
+           p_.buffers[static_cast<size_t>(ir::alias_root(p_, id))].storage ==
+               ir::HostBuffer::Storage::Param;
   }
 
   // dsc_rt_output for output k at its shape's current value; a null returns 1.
@@ -826,12 +838,44 @@ private:
   void emit_copy(const ir::HostStep& s) {
     const std::string what = "a copy step";
     if (!step_buffers(s, 2, what)) return;
+    if (s.ints.size() == 4) return emit_copy_into_slice(s);
     const ir::HostBuffer& dst = buffer(s.buffers[1]);
     llvm::Value* bytes = b_.getInt64(static_cast<uint64_t>(element_bytes(dst.dtype)));
     for (const symbolic::Expr& d : dst.shape)
       bytes = b_.CreateMul(bytes, eval(d, "a dim of " + describe(dst, s.buffers[1])));
     if (!ok()) return;
     device_.copy(*this, pointer(s.buffers[1]), pointer(s.buffers[0]), bytes);
+  }
+
+  // An update written in place (ir/HostProgram.h, Copy): `rows` blocks of `row` elements, each
+  // a device copy, `pitch` elements apart in the destination from `offset` on.
+  void emit_copy_into_slice(const ir::HostStep& s) {
+    const ir::HostBuffer& dst = buffer(s.buffers[1]);
+    const std::string of = "the update of " + describe(dst, s.buffers[1]);
+    llvm::Value* elem = b_.getInt64(static_cast<uint64_t>(element_bytes(dst.dtype)));
+    llvm::Value* rows = eval(s.ints[0], "the rows of " + of);
+    llvm::Value* row = b_.CreateMul(eval(s.ints[1], "the row of " + of), elem);
+    llvm::Value* pitch = b_.CreateMul(eval(s.ints[2], "the pitch of " + of), elem);
+    llvm::Value* offset = b_.CreateMul(eval(s.ints[3], "the offset of " + of), elem);
+    if (!ok()) return;
+    llvm::Value* to = b_.CreateInBoundsGEP(b_.getInt8Ty(), pointer(s.buffers[1]), offset);
+    llvm::Value* from = pointer(s.buffers[0]);
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    llvm::BasicBlock* loop = llvm::BasicBlock::Create(b_.getContext(), "update.row", fn);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(b_.getContext(), "update.copy", fn);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(b_.getContext(), "update.done", fn);
+    b_.CreateBr(loop);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* r = b_.CreatePHI(i64_, 2, "r");
+    r->addIncoming(b_.getInt64(0), before);
+    b_.CreateCondBr(b_.CreateICmpSLT(r, rows), body, done);
+    b_.SetInsertPoint(body);
+    device_.copy(*this, b_.CreateInBoundsGEP(b_.getInt8Ty(), to, b_.CreateMul(r, pitch)),
+                 b_.CreateInBoundsGEP(b_.getInt8Ty(), from, b_.CreateMul(r, row)), row);
+    r->addIncoming(b_.CreateAdd(r, b_.getInt64(1)), b_.GetInsertBlock());
+    b_.CreateBr(loop);
+    b_.SetInsertPoint(done);
   }
 
   llvm::Module& out_;

@@ -1,5 +1,5 @@
-// Data movement: reshape, permute, broadcast_to, concat, split, slice, take, pad. Elements are
-// copied bit for bit.
+// Data movement: reshape, permute, broadcast_to, concat, split, slice, take, pad, update_slice.
+// Elements are copied bit for bit.
 
 #include <algorithm>
 #include <cstring>
@@ -336,6 +336,39 @@ bool tensor_first(const ir::OpDef& op, const std::vector<Value>& args, OpError& 
   return false;
 }
 
+// A copy of dst with src at [start, start + n) along the axis: the interpreter never writes
+// in place, so the compiled in-place form is checked against this pure one.
+Result update_slice(const std::vector<Value>& args, OpError& err) {
+  const Value& dst = args[0];
+  const Value& src = args[1];
+  const std::vector<int64_t>& ds = dst.shape();
+  const std::vector<int64_t>& ss = src.shape();
+  std::optional<size_t> axis = normalize_axis(as_int(args[2]).value_or(0), ds.size());
+  if (!axis || !src.is_tensor() || src.dtype != dst.dtype || ss.size() != ds.size()) {
+    err.message = "update_slice: cannot write " + type_string(src.dtype, ss) + " into " +
+                  type_string(dst.dtype, ds);
+    return std::nullopt;
+  }
+  const int64_t start = args[3].kind == Value::Kind::None ? 0 : as_int(args[3]).value_or(0);
+  for (size_t d = 0; d < ds.size(); ++d) {
+    const bool fits = d == *axis ? start >= 0 && start + ss[d] <= ds[d] : ss[d] == ds[d];
+    if (fits) continue;
+    err.message = "update_slice: " + type_string(src.dtype, ss) + " at " + std::to_string(start) +
+                  " along axis " + std::to_string(*axis) + " does not fit in " +
+                  type_string(dst.dtype, ds);
+    return std::nullopt;
+  }
+  Value out = like(dst, ds);
+  if (dst.numel()) std::memcpy(out.tensor->data(), dst.tensor->data(), dst.tensor->nbytes());
+  const std::vector<int64_t> strides = strides_of(ds);
+  for_each_index(ss, [&](int64_t e, const std::vector<int64_t>& idx) {
+    std::vector<int64_t> at = idx;
+    at[*axis] += start;
+    copy_elem(out, flat(at, strides), src, e);
+  });
+  return out;
+}
+
 } // namespace
 
 Result eval_layout(const std::string& op, const std::vector<Value>& args, OpError& err) {
@@ -358,6 +391,8 @@ Result eval_layout(const std::string& op, const std::vector<Value>& args, OpErro
     return take(args[0], args[1], args[2], err);
   case ir::OpId::pad:
     return pad(args[0], args[1], args[2], err);
+  case ir::OpId::update_slice:
+    return update_slice(args, err);
   default:
     internal_error << "'" << op << "' is not a layout op";
   }

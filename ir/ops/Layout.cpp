@@ -1,4 +1,4 @@
-// Layout ops: reshape, permute, broadcast_to, concat, split, slice, take and pad. Every
+// Layout ops: reshape, permute, broadcast_to, concat, split, slice, take, pad and update_slice.
 // symbolic condition they need (element counts, divisibility, slice bounds) is proved, or is
 // an error when it can never hold, or becomes a run-time fact.
 
@@ -323,6 +323,43 @@ std::optional<Type> pad(const Call&, const BoundArgs& args, ShapeContext& ctx) {
   return tensor_of(x.dtype, std::move(shape), x.weak);
 }
 
+
+// update_slice(dst, src, axis, start): dst with positions [start, start + n) along `axis`
+// holding src, whose dims are dst's except n along `axis`. Pure like every op; legalize writes
+// it into dst's buffer when nothing else reads dst (passes/legalize/InPlaceUpdates.h).
+std::optional<Type> update_slice(const Call&, const BoundArgs& args, ShapeContext& ctx) {
+  const Type& dst = args.types[0];
+  const Type& src = args.types[1];
+  if (dst.rank() == 0) {
+    ctx.error(args.locs[0], "update_slice expects a tensor of rank >= 1, got " + to_string(dst));
+    return std::nullopt;
+  }
+  if (src.dtype != dst.dtype || src.rank() != dst.rank()) {
+    ctx.error(args.locs[1], "update_slice: the update " + to_string(src) +
+                                " must have the dtype and rank of the tensor updated, " +
+                                to_string(dst));
+    return std::nullopt;
+  }
+  std::optional<size_t> axis =
+      normalize_axis(int_arg(args, 2), dst.rank(), "update_slice", args.locs[2], ctx);
+  if (!axis) return std::nullopt;
+  for (size_t d = 0; d < dst.rank(); ++d) {
+    if (d == *axis) continue;
+    if (!ctx.require_equal(canon(src.shape[d]), canon(dst.shape[d]), args.locs[1],
+                           "update_slice: dim " + std::to_string(d) + " of the update and of the tensor updated"))
+      return std::nullopt;
+  }
+  const sym::Expr start = dim_arg(args, 3);
+  if (!ctx.require(sym::le(sym::Expr(0), start), args.locs[3],
+                   "update_slice: start " + str(start) + " must be >= 0"))
+    return std::nullopt;
+  const sym::Expr end = canon(start + src.shape[*axis]);
+  if (!ctx.require(sym::le(end, canon(dst.shape[*axis])), args.locs[3],
+                   "update_slice: the update's end " + str(end) + " must be <= dim " +
+                       std::to_string(*axis) + " (" + str(dst.shape[*axis]) + ")"))
+    return std::nullopt;
+  return tensor_of(dst.dtype, dst.shape, dst.weak);
+}
 } // namespace
 
 std::vector<OpDef> layout_ops() {
@@ -355,6 +392,12 @@ std::vector<OpDef> layout_ops() {
              {"pads", ParamKind::Shape},
              {"value", ParamKind::Scalar, true, nullptr}},
             pad},
+      OpDef{"update_slice",
+            {{"dst", ParamKind::Tensor},
+             {"src", ParamKind::Tensor},
+             {"axis", ParamKind::Int, true, default_int0},
+             {"start", ParamKind::Dim, true, default_int0}},
+            update_slice},
   };
 }
 

@@ -1,10 +1,12 @@
-// Data movement: permute, broadcast_to, concat, split, slice, take and pad, each a map over its
-// result (split: one per piece) whose element is one element of an input, read at an index
-// map of the result's indices (permuted, held at 0, affine), so that the stores are
+// Data movement: permute, broadcast_to, concat, split, slice, take, pad and update_slice, each a
+// map over its result (split: one per piece) whose element is one element of an input, read at
+// an index map of the result's indices (permuted, held at 0, affine), so that the stores are
 // contiguous. Elements are copied unchanged. concat selects its input by the index along the
-// axis and pad its fill outside the input, with guarding selects (ComputeDesc.h). take reads
-// at an index loaded from its indices. reshape is a view: it stays a graph op, which the host
-// turns into an alias of its operand.
+// axis, pad its fill outside the input and update_slice its update inside the slice, with
+// guarding selects (ComputeDesc.h). take reads at an index loaded from its indices. reshape is
+// a view: it stays a graph op, which the host turns into an alias of its operand. An
+// update_slice written in place (passes/legalize/InPlaceUpdates.h) is never described: it
+// stays a graph op too, which the host turns into a copy into its operand's buffer.
 
 #include <algorithm>
 
@@ -181,6 +183,26 @@ ComputeDesc pad(DescBuilder& db, const ir::BoundArgs& args, const ir::Type& type
   return db.map({std::move(m)}, type);
 }
 
+// The copy form of update_slice: every element of dst, the update's inside the slice.
+ComputeDesc update_slice(DescBuilder& db, const ir::BoundArgs& args, const ir::Type& type) {
+  Operand dst = db.input(args[0], "dst");
+  Operand src = db.input(args[1], "src");
+  Operand out = db.output(type, "out");
+  size_t axis = axis_arg(args, 2, dst.rank());
+  sym::Expr start = sym::simplify(dim_arg(args, 3));
+  MapOutput m;
+  m.space = db.space(type.shape);
+  const Indices& i = m.space.vars;
+  Indices from_src = i;
+  from_src[axis] = i[axis] - start;
+  PrimExpr inside =
+      binary(BinaryOp::And, binary(BinaryOp::LE, index(start), index(i[axis])),
+             binary(BinaryOp::LT, index(i[axis]), index(start + src.shape[axis])));
+  m.element.value = select(inside, element(db, src, from_src, out.dtype),
+                           element(db, dst, i, out.dtype));
+  return db.map({std::move(m)}, type);
+}
+
 } // namespace
 
 std::optional<ComputeDesc> describe_layout(const ir::Call& call, const ir::BoundArgs& args,
@@ -211,6 +233,8 @@ std::optional<ComputeDesc> describe_layout(const ir::Call& call, const ir::Bound
     return take(db, args, type);
   case ir::OpId::pad:
     return pad(db, args, type);
+  case ir::OpId::update_slice:
+    return update_slice(db, args, type);
   default:
     ctx.unsupported("'" + call.callee + "'");
     return std::nullopt;

@@ -99,23 +99,27 @@ def manifest_seeds():
     def tensor(name, dtype, dims):
         return {"name": name, "dtype": dtype, "dims": dims}
 
+    def output(name, dtype, dims, updates_param=-1):
+        return {**tensor(name, dtype, dims), "updates_param": updates_param}
+
     layer = {
         "name": "layer", "host_symbol": "dsc_host_layer", "device": "cpu",
         "params": [tensor("x", "f32", ["B", "S", "768"]), tensor("mask", "bool", ["B", "S"])],
-        "outputs": [tensor("output0", "f32", ["B", "S", "768"])],
+        "outputs": [output("output0", "f32", ["B", "S", "768"])],
         "arena_bytes": "B*S*3072", "peak_bytes": "B*S*3072",
     }
     gather = {
         "name": "gather", "host_symbol": "dsc_host_gather", "device": "cuda",
         "params": [tensor("t", "bf16", ["N"]), tensor("i", "i64", ["K"])],
-        "outputs": [tensor("output0", "bf16", ["K"]), tensor("output1", "i32", [])],
+        "outputs": [output("output0", "bf16", ["K"]), output("output1", "i32", []),
+                    output("output2", "bf16", ["N"], updates_param=0)],
         "arena_bytes": "0", "peak_bytes": "max(K*2, N/4)",
     }
     compact = dict(separators=(",", ":"))
-    write("fuzz_manifest", "one_function.json", json.dumps({"version": 5, "functions": [layer]}, **compact))
+    write("fuzz_manifest", "one_function.json", json.dumps({"version": 6, "functions": [layer]}, **compact))
     write("fuzz_manifest", "two_functions.json",
-          json.dumps({"version": 5, "functions": [layer, gather]}, indent=1))
-    write("fuzz_manifest", "no_functions.json", '{"version":5,"functions":[]}')
+          json.dumps({"version": 6, "functions": [layer, gather]}, indent=1))
+    write("fuzz_manifest", "no_functions.json", '{"version":6,"functions":[]}')
 
 
 def prove_expr_seeds():

@@ -39,7 +39,8 @@ constexpr const char* kRunUsageOptions =
   --bench=N                    time N calls after the warm-up; prints the median latency
   --warmup=N                   untimed calls before the timed ones (default 1, at least 1:
                                the first call, which also makes the results)
-  --stats                      print the arena size and the peak of live intermediates
+  --stats                      print the arena size, the peak of live intermediates, and the
+                               inputs updated in place
   --no-constant-weights        pack weights for the GEMM on every call, as other inputs (by
                                default they are declared constant and packed once)
   --threads=N                  the runtime's and OpenBLAS's thread count (default: all
@@ -226,6 +227,14 @@ int run_run(const Args& args) {
     std::printf("memory at %s: arena %s, peak live intermediates %s\n",
                 symbols_text(in->symbols).c_str(), format_bytes(result.arena_bytes).c_str(),
                 peak ? format_bytes(*peak).c_str() : "unknown");
+    // Outputs that are inputs updated in place (update_slice): nothing of them was copied.
+    for (size_t k = 0; k < fn->outputs.size() && k < result.outputs.size(); ++k) {
+      const int p = fn->outputs[k].updates_param;
+      if (p < 0) continue;
+      std::printf("output%zu is input '%s' updated in place (%s not copied)\n", k,
+                  fn->params[static_cast<size_t>(p)].name.c_str(),
+                  format_bytes(static_cast<int64_t>(result.outputs[k].nbytes())).c_str());
+    }
   }
   if (!output_dir.empty()) {
     if (!run_support::write_outputs(output_dir, result.outputs, &error)) return bad(error);

@@ -84,6 +84,11 @@ inline std::vector<NumericCase> cases() {
       {"take", "fn f(x: f32[N, M], i: i64[K]) { return take(x, i, axis=0) }", {"N", "M", "K"}, -1},
       {"take_axis1", "fn f(x: f32[M, N], i: i32[K, 2]) { return take(x, i, axis=1) }", {"N", "M", "K"}, -1},
       {"pad", "fn f(x: f32[B, S]) { return pad(x, [1, 2, 0, 3], value=0.5) }", {"B", "S"}},
+      // update_slice: a copy (its result is not returned, or its operand is read again), and
+      // a chain written in place into the caller's buffer (returned, and read after it).
+      {"update_slice", "fn f(x: f32[B, C, 5], u: f32[B, 3, 5]) where C >= 3 { return update_slice(x, u, axis=1, start=C - 3) * 2.0 }", {"B", "C"}, 2, 2e-5, 3},
+      {"update_slice_operand_read", "fn f(x: f32[B, C], u: f32[B, 1]) { return (update_slice(x, u, axis=-1, start=C - 1), x + 1.0) }", {"B", "C"}},
+      {"update_slice_in_place", "fn f(x: f32[B, 2, C, 3], u: f32[B, 2, 1, 3]) {\n  let y = update_slice(x, u, axis=2, start=C - 1)\n  let z = update_slice(y, u * 2.0, axis=2, start=0)\n  return (sum(z, axis=2), z)\n}", {"B", "C"}},
       // Linear algebra and convolution.
       {"matmul_2d", "fn f(a: f32[M, K], b: f32[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 2, 1e-4},
       {"matmul_fold_batch", "fn f(a: f32[B, S, K], w: f32[K, N]) { return matmul(a, w) }", {"B", "S", "K", "N"}, 2, 1e-4},

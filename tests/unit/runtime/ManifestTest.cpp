@@ -15,7 +15,8 @@ Manifest sample() {
   layer.host_symbol = "dsc_host_layer";
   layer.params = {
       {"x", "f32", {"B", "S", "768"}}, {"mask", "bool", {"B", "S"}}, {"scale", "f32", {}}};
-  layer.outputs = {{"output0", "f32", {"B", "S", "768"}}, {"output1", "i64", {"B*S/2"}}};
+  // output0 is x updated in place.
+  layer.outputs = {{"output0", "f32", {"B", "S", "768"}, 0}, {"output1", "i64", {"B*S/2"}}};
   layer.arena_bytes = "B*S*3072 + 64";
   layer.peak_bytes = "B*S*3072";
   FunctionInfo empty;
@@ -31,6 +32,7 @@ void expect_equal(const TensorInfo& a, const TensorInfo& b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.dtype, b.dtype);
   EXPECT_EQ(a.dims, b.dims);
+  EXPECT_EQ(a.updates_param, b.updates_param);
 }
 
 TEST(ManifestJson, RoundTrip) {
@@ -39,7 +41,7 @@ TEST(ManifestJson, RoundTrip) {
   Manifest back;
   std::string error;
   ASSERT_TRUE(from_json(text, &back, &error)) << error << "\n" << text;
-  EXPECT_EQ(back.version, 5);
+  EXPECT_EQ(back.version, 6);
   ASSERT_EQ(back.functions.size(), m.functions.size());
   for (size_t f = 0; f < m.functions.size(); ++f) {
     const FunctionInfo& a = m.functions[f];
@@ -69,9 +71,9 @@ TEST(ManifestJson, JsonLayout) {
   f.arena_bytes = "0";
   f.peak_bytes = "0";
   m.functions = {f};
-  EXPECT_EQ(to_json(m), R"({"version":5,"functions":[{"name":"f","host_symbol":"f_host","device":"cpu",)"
+  EXPECT_EQ(to_json(m), R"({"version":6,"functions":[{"name":"f","host_symbol":"f_host","device":"cpu",)"
                         R"("params":[{"name":"x","dtype":"f32","dims":["n"]}],)"
-                        R"("outputs":[{"name":"output0","dtype":"f32","dims":["n"]}],)"
+                        R"("outputs":[{"name":"output0","dtype":"f32","dims":["n"],"updates_param":-1}],)"
                         R"("arena_bytes":"0","peak_bytes":"0"}]})");
 }
 
@@ -88,7 +90,7 @@ TEST(ManifestJson, TypeStringAndFind) {
 TEST(ManifestJson, EmptyFunctionList) {
   Manifest m;
   std::string error;
-  ASSERT_TRUE(from_json(R"({"version": 5, "functions": []})", &m, &error)) << error;
+  ASSERT_TRUE(from_json(R"({"version": 6, "functions": []})", &m, &error)) << error;
   EXPECT_TRUE(m.functions.empty());
 }
 
@@ -98,7 +100,7 @@ std::string with_function(const std::string& key, const std::string& value) {
                              {"host_symbol", R"("f_host")"},
                              {"device", R"("cpu")"},
                              {"params", R"([{"name":"x","dtype":"f32","dims":["n"]}])"},
-                             {"outputs", R"([{"name":"output0","dtype":"f32","dims":["n"]}])"},
+                             {"outputs", R"([{"name":"output0","dtype":"f32","dims":["n"],"updates_param":-1}])"},
                              {"arena_bytes", R"("0")"},
                              {"peak_bytes", R"("0")"}};
   std::string s = "{";
@@ -110,7 +112,7 @@ std::string with_function(const std::string& key, const std::string& value) {
     first = false;
   }
   if (key == "extra") s += ",\"extra\":" + value;
-  return R"({"version":5,"functions":[)" + s + "}]}";
+  return R"({"version":6,"functions":[)" + s + "}]}";
 }
 
 std::string error_of(const std::string& text) {
@@ -124,22 +126,22 @@ std::string error_of(const std::string& text) {
 TEST(ManifestJson, Malformed) {
   EXPECT_THAT(error_of(""), HasSubstr("the manifest is not valid JSON"));
   EXPECT_THAT(error_of("{\"version\": 1, \"functions\": ["), HasSubstr("not valid JSON"));
-  EXPECT_THAT(error_of(R"({"version":5,"functions":[]} trailing)"), HasSubstr("not valid JSON"));
-  EXPECT_THAT(error_of(R"({"version":5,"functions":[]} // comment)"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(error_of(R"({"version":6,"functions":[]} trailing)"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(error_of(R"({"version":6,"functions":[]} // comment)"), HasSubstr("not valid JSON"));
   EXPECT_EQ(error_of("[1, 2]"), "the manifest is an array, not an object");
   EXPECT_EQ(error_of(R"({"functions":[]})"), "the manifest: missing key 'version'");
-  EXPECT_EQ(error_of(R"({"version":5})"), "the manifest: missing key 'functions'");
-  EXPECT_EQ(error_of(R"({"version":5,"functions":[],"x":0})"), "the manifest: unexpected key 'x'");
+  EXPECT_EQ(error_of(R"({"version":6})"), "the manifest: missing key 'functions'");
+  EXPECT_EQ(error_of(R"({"version":6,"functions":[],"x":0})"), "the manifest: unexpected key 'x'");
   EXPECT_EQ(error_of(R"({"version":4,"functions":[]})"),
-            "unsupported manifest version 4 (this runtime reads 5)");
+            "unsupported manifest version 4 (this runtime reads 6)");
   EXPECT_EQ(error_of(R"({"version":"1","functions":[]})"),
             "the manifest: 'version' is a string, not an integer");
-  EXPECT_EQ(error_of(R"({"version":5.0,"functions":[]})"),
+  EXPECT_EQ(error_of(R"({"version":6.0,"functions":[]})"),
             "the manifest: 'version' is a number, not an integer");
-  EXPECT_EQ(error_of(R"({"version":5,"functions":{}})"),
+  EXPECT_EQ(error_of(R"({"version":6,"functions":{}})"),
             "the manifest: 'functions' is an object, not an array");
-  EXPECT_EQ(error_of(R"({"version":5,"functions":[null]})"), "functions[0] is null, not an object");
-  EXPECT_EQ(error_of(R"({"version":5,"version":4,"functions":[]})"),
+  EXPECT_EQ(error_of(R"({"version":6,"functions":[null]})"), "functions[0] is null, not an object");
+  EXPECT_EQ(error_of(R"({"version":6,"version":4,"functions":[]})"),
             "the manifest has a duplicate key 'version'");
 
   EXPECT_EQ(error_of(with_function("name", "")), "functions[0]: missing key 'name'");
@@ -169,8 +171,16 @@ TEST(ManifestJson, Malformed) {
                 "params",
                 R"([{"name":"x","dtype":"f32","dims":[]},{"name":"x","dtype":"f32","dims":[]}])")),
             "functions[0].params[1]: duplicate name 'x'");
-  EXPECT_EQ(error_of(with_function("outputs", R"([{"name":"o","dtype":true,"dims":[]}])")),
+  EXPECT_EQ(error_of(with_function("outputs", R"([{"name":"o","dtype":true,"dims":[],"updates_param":-1}])")),
             "functions[0].outputs[0].dtype is a boolean, not a string");
+  EXPECT_EQ(error_of(with_function("outputs", R"([{"name":"o","dtype":"f32","dims":["n"]}])")),
+            "functions[0].outputs[0]: missing key 'updates_param'");
+  EXPECT_EQ(error_of(with_function("outputs", R"([{"name":"o","dtype":"f32","dims":["n"],"updates_param":1}])")),
+            "functions[0].outputs[0] updates parameter 1, which does not exist");
+  EXPECT_EQ(error_of(with_function("outputs", R"([{"name":"o","dtype":"i64","dims":["n"],"updates_param":0}])")),
+            "functions[0].outputs[0] updates parameter 0 (f32[n]) but is i64[n]");
+  EXPECT_EQ(error_of(with_function("outputs", R"([{"name":"o","dtype":"f32","dims":["n"],"updates_param":-2}])")),
+            "functions[0].outputs[0].updates_param is -2, not -1 or a parameter's index");
   EXPECT_EQ(error_of(with_function("arena_bytes", "0")),
             "functions[0].arena_bytes is a number, not a string");
   EXPECT_EQ(error_of(with_function("peak_bytes", "")), "functions[0]: missing key 'peak_bytes'");
@@ -180,7 +190,7 @@ TEST(ManifestJson, Malformed) {
 
   std::string f = with_function("name", R"("f")");
   std::string body = f.substr(f.find("[{") + 1, f.rfind("}]") - f.find("[{"));
-  EXPECT_EQ(error_of(R"({"version":5,"functions":[)" + body + "," + body + "]}"),
+  EXPECT_EQ(error_of(R"({"version":6,"functions":[)" + body + "," + body + "]}"),
             "functions[1]: duplicate function name 'f'");
 }
 
