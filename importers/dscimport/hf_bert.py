@@ -1,0 +1,134 @@
+"""hf2dsc's template for BERT (model_type "bert"): BertModel, whose entry returns
+last_hidden_state, and BertForSequenceClassification, whose entry returns the logits.
+
+    fn forward(ids: i64[B, S], mask: i64[B, S], <weights>) -> f32[B, S, hidden]   (or [B, labels])
+      where B >= 1, 1 <= S <= max_position_embeddings
+
+`mask` is the attention mask (1 for a token, 0 for padding, at either end). The token types are
+all 0 (one segment), as when BERT is called without token_type_ids: the embedding adds row 0 of
+token_type_embeddings. Positions are 0 .. S - 1 (absolute position embeddings).
+"""
+
+from __future__ import annotations
+
+from .hf_attention import attend_fn, heads_expr
+from .hf_config import Config
+from .hf_text import call, flt, fn_header
+from .hf_weights import WeightTable
+
+ARCHITECTURES = ("BertModel", "BertForSequenceClassification")
+
+
+def read_config(cfg: Config) -> dict:
+    c = {
+        "hidden": cfg.int("hidden_size"),
+        "heads": cfg.int("num_attention_heads"),
+        "layers": cfg.int("num_hidden_layers"),
+        "inter": cfg.int("intermediate_size"),
+        "vocab": cfg.int("vocab_size"),
+        "positions": cfg.int("max_position_embeddings"),
+        "types": cfg.int("type_vocab_size", 2),
+        "eps": cfg.float("layer_norm_eps", 1e-12),
+        "act": cfg.activation("hidden_act", "gelu"),
+    }
+    cfg.divides(c["hidden"], "hidden_size", c["heads"], "num_attention_heads")
+    cfg.refuse_if("position_embedding_type", "absolute", lambda v: v != "absolute",
+                  "hf2dsc implements absolute position embeddings only")
+    cfg.refuse_if("is_decoder", False, lambda v: v is not False,
+                  "a causal BERT decoder is not implemented (BERT is imported as an encoder)")
+    cfg.refuse_if("add_cross_attention", False, lambda v: v is not False,
+                  "cross-attention is not implemented")
+    return c
+
+
+def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str, list[str]]:
+    """The .dsc text and its entry names; ("", []) when the config has problems."""
+    c = read_config(cfg)
+    if cfg.problems:
+        return "", []
+    hid, nh = c["hidden"], c["heads"]
+    d = hid // nh
+    # BertModel's own save_pretrained names its tensors from `embeddings.`; a model with a head
+    # keeps BertModel under `bert.`.
+    pre = "bert." if any(n.startswith("bert.") for n in table.ckpt.tensors) else ""
+    emb = f"{pre}embeddings."
+    word = table.tensor(f"{emb}word_embeddings.weight", (c["vocab"], hid))
+    pos = table.tensor(f"{emb}position_embeddings.weight", (c["positions"], hid))
+    types = table.tensor(f"{emb}token_type_embeddings.weight", (c["types"], hid))
+    eg = table.tensor(f"{emb}LayerNorm.weight", (hid,))
+    eb = table.tensor(f"{emb}LayerNorm.bias", (hid,))
+    layer_weights = []
+    for i in range(c["layers"]):
+        p = f"{pre}encoder.layer.{i}."
+        ws = []
+        for part, din, dout in (("attention.self.query", hid, hid),
+                                ("attention.self.key", hid, hid),
+                                ("attention.self.value", hid, hid),
+                                ("attention.output.dense", hid, hid)):
+            ws += [table.linear(f"{p}{part}.weight", din, dout),
+                   table.tensor(f"{p}{part}.bias", (dout,))]
+        ws += [table.tensor(f"{p}attention.output.LayerNorm.weight", (hid,)),
+               table.tensor(f"{p}attention.output.LayerNorm.bias", (hid,)),
+               table.linear(f"{p}intermediate.dense.weight", hid, c["inter"]),
+               table.tensor(f"{p}intermediate.dense.bias", (c["inter"],)),
+               table.linear(f"{p}output.dense.weight", c["inter"], hid),
+               table.tensor(f"{p}output.dense.bias", (hid,)),
+               table.tensor(f"{p}output.LayerNorm.weight", (hid,)),
+               table.tensor(f"{p}output.LayerNorm.bias", (hid,))]
+        layer_weights.append(ws)
+    classifier = arch == "BertForSequenceClassification"
+    if classifier:
+        labels = len(cfg.data["id2label"]) if isinstance(cfg.data.get("id2label"), dict) \
+            else cfg.int("num_labels", 2)
+        pool_w = table.linear(f"{pre}pooler.dense.weight", hid, hid)
+        pool_b = table.tensor(f"{pre}pooler.dense.bias", (hid,))
+        cls_w = table.linear("classifier.weight", hid, labels)
+        cls_b = table.tensor("classifier.bias", (labels,))
+
+    eps = flt(c["eps"])
+    act = c["act"]
+    out = [header.rstrip(),
+           f"# forward(ids, mask) returns {'the logits, f32[B, ' + str(labels) + ']' if classifier else 'last_hidden_state'}; "
+           f"the token types are all 0 (one segment),\n# positions 0 .. S - 1. mask is 1 at "
+           f"tokens and 0 at padding (at either end).",
+           "import nn", "",
+           attend_fn(nh, nh, d, d ** -0.5, "1"), ""]
+    lp = ["x: f32[B, S, {}]".format(hid), "keep: bool[B, 1, 1, S]",
+          f"q_w: f32[{hid}, {hid}]", f"q_b: f32[{hid}]", f"k_w: f32[{hid}, {hid}]",
+          f"k_b: f32[{hid}]", f"v_w: f32[{hid}, {hid}]", f"v_b: f32[{hid}]",
+          f"o_w: f32[{hid}, {hid}]", f"o_b: f32[{hid}]", f"attn_norm_w: f32[{hid}]",
+          f"attn_norm_b: f32[{hid}]", f"up_w: f32[{hid}, {c['inter']}]",
+          f"up_b: f32[{c['inter']}]", f"down_w: f32[{c['inter']}, {hid}]",
+          f"down_b: f32[{hid}]", f"out_norm_w: f32[{hid}]", f"out_norm_b: f32[{hid}]"]
+    out += ["# One encoder layer: self-attention over the tokens that keep marks, then the "
+            "feed-forward block,\n# each added back and layer-normalized (post-norm).",
+            fn_header("layer", lp, f"f32[B, S, {hid}]"), "{",
+            f"  let q = {heads_expr('matmul(x, q_w) + q_b', nh, d)}",
+            f"  let k = {heads_expr('matmul(x, k_w) + k_b', nh, d)}",
+            f"  let v = {heads_expr('matmul(x, v_w) + v_b', nh, d)}",
+            "  let a = attend(q, k, v, keep)",
+            f"  let h = nn.layer_norm(x + matmul(a, o_w) + o_b, attn_norm_w, attn_norm_b, "
+            f"eps={eps})",
+            f"  let up = {act}(matmul(h, up_w) + up_b)",
+            f"  return nn.layer_norm(h + matmul(up, down_w) + down_b, out_norm_w, out_norm_b, "
+            f"eps={eps})", "}", ""]
+    ret = f"f32[B, {labels}]" if classifier else f"f32[B, S, {hid}]"
+    out += [fn_header("forward", ["ids: i64[B, S]", "mask: i64[B, S]", *table.params()], ret,
+                      ["B >= 1", f"1 <= S <= {c['positions']}"]), "{",
+            f"  let words = take({word}, ids, axis=0)",
+            f"  let positions = take({pos}, arange(0, S), axis=0)",
+            f"  let token_type = slice({types}, axis=0, start=0, end=1)",
+            call("nn.layer_norm", ["words + positions + token_type", eg, eb, f"eps={eps}"],
+                 "  ", "let x0 = "),
+            "  let keep = reshape(mask != 0, [B, 1, 1, S])"]
+    for i, ws in enumerate(layer_weights):
+        out.append(call("layer", [f"x{i}", "keep", *ws], "  ", f"let x{i + 1} = "))
+    last = f"x{len(layer_weights)}"
+    if classifier:
+        out += [f"  let first = reshape(slice({last}, axis=1, start=0, end=1), [B, {hid}])",
+                f"  let pooled = tanh(matmul(first, {pool_w}) + {pool_b})",
+                f"  return matmul(pooled, {cls_w}) + {cls_b}"]
+    else:
+        out.append(f"  return {last}")
+    out.append("}")
+    return "\n".join(out) + "\n", ["forward"]

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Imports a Hugging Face transformers checkpoint into dsc: a readable .dsc file and its weights.
+
+    importers/hf2dsc.py CHECKPOINT_DIR -o OUT_DIR [--dtype f32] [--traceback]
+
+reads CHECKPOINT_DIR as transformers' `save_pretrained` writes it (config.json and
+model.safetensors, or sharded safetensors with their index) and writes OUT_DIR/model.dsc and
+OUT_DIR/model.safetensors. The architecture is written from a template for its family (BERT,
+GPT-2, LLaMA, Qwen2, Mistral), filled in from the config; the weights are mapped by name.
+Decoders get two entries, `prefill` and `decode`, sharing a KV cache that the caller
+preallocates; BERT gets `forward`. docs/importers.md ("hf2dsc") has the signatures, the weight
+names and layouts, and what is refused.
+
+Exit status: 0 on success; 1 when the checkpoint cannot be read or imported (every problem is
+listed, and nothing is written), or for a --dtype other than f32; 2 on a usage
+error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+PROG = "hf2dsc"
+REQUIRES = ("numpy", "safetensors", "torch")
+
+
+def fail(msg: str, status: int = 1) -> int:
+    print(f"{PROG}: error: {msg}", file=sys.stderr)
+    return status
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="hf2dsc.py", description="Import a transformers "
+                                 "checkpoint directory (save_pretrained) into model.dsc and "
+                                 "model.safetensors.")
+    ap.add_argument("checkpoint", help="the directory save_pretrained wrote")
+    ap.add_argument("-o", "--output-dir", required=True, help="directory for model.dsc and "
+                    "model.safetensors (created if missing)")
+    ap.add_argument("--dtype", default="f32", help="the weights' dtype in dsc; only f32 "
+                    "(low precision is issue 36)")
+    ap.add_argument("--traceback", action="store_true", help="print a Python traceback on an "
+                    "internal error")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    ns = parse_args(argv)
+    if ns.dtype != "f32":
+        return fail(f"--dtype {ns.dtype} is not supported: hf2dsc imports f32 checkpoints as "
+                    f"f32 only; low precision (bf16, f16) is issue 36")
+    for module in REQUIRES:
+        if importlib.util.find_spec(module) is None:
+            return fail(f"{module} is not installed: run tools/scripts/install_python_deps.sh "
+                        f"--tests")
+
+    from dscimport import dsc_tables
+    try:
+        from dscimport import hf_checkpoint, hf_import, output
+    except dsc_tables.SourceTreeError as e:
+        return fail(str(e))
+    try:
+        result = hf_import.import_checkpoint(ns.checkpoint, ns.dtype)
+    except hf_checkpoint.CheckpointError as e:
+        return fail(str(e))
+    except hf_import.ImportProblems as e:
+        return fail(e.message(ns.checkpoint))
+    except Exception as e:  # noqa: BLE001 - a bug in hf2dsc: say so, in one line
+        return internal_error(ns.checkpoint, e, ns.traceback)
+    try:
+        os.makedirs(ns.output_dir, exist_ok=True)
+        output.write_files({
+            os.path.join(ns.output_dir, "model.dsc"): result.text.encode(),
+            os.path.join(ns.output_dir, "model.safetensors"):
+                output.safetensors_bytes(result.weights)})
+    except OSError as e:
+        return fail(f"cannot write to {ns.output_dir}: {e.strerror or e}")
+    except Exception as e:  # noqa: BLE001
+        return internal_error(ns.checkpoint, e, ns.traceback)
+    print(f"{PROG}: {result.summary(ns.checkpoint, ns.output_dir)}")
+    return 0
+
+
+def internal_error(path: str, e: Exception, show_traceback: bool) -> int:
+    if show_traceback:
+        traceback.print_exc()
+    return fail(f"internal error while importing {path}: {type(e).__name__}: {e} (rerun with "
+                f"--traceback for details)")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
