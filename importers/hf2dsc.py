@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 PROG = "hf2dsc"
-REQUIRES = ("numpy", "safetensors", "torch")
+REQUIRES = ("numpy", "safetensors")  # and torch for RoPE (hf_llama.py)
 
 
 def fail(msg: str, status: int = 1) -> int:

@@ -17,7 +17,7 @@ context of C <= sliding_window tokens i - j < C always holds.
 
 from __future__ import annotations
 
-import torch
+import importlib.util
 
 from .hf_attention import attend_fn, heads_expr
 from .hf_config import Config
@@ -61,7 +61,9 @@ def rope_theta(cfg: Config) -> float:
 
 
 def inv_freq(theta: float, head_dim: int):
-    """RoPE's frequencies as transformers' compute_default_rope_parameters makes them."""
+    """RoPE's frequencies as transformers' compute_default_rope_parameters makes them (with
+    torch, so that every bit is the same)."""
+    import torch
     with torch.no_grad():
         f = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float) / head_dim))
     return f.to(torch.float32).numpy()
@@ -122,6 +124,9 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     mlp_bias = model_type == "llama" and cfg.bool("mlp_bias", False)
     qkv_bias = attn_bias or QKV_BIAS.get(model_type, False)
     limit, why = context_bound(cfg, model_type, max_pos)
+    if importlib.util.find_spec("torch") is None:
+        cfg.problem("RoPE's frequencies are computed with torch, as transformers computes "
+                    "them, and torch is not installed (tools/scripts/install_python_deps.sh)")
     if cfg.problems:
         return "", []
 
