@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .hf_attention import attend_fn, heads_expr
 from .hf_config import Config
-from .hf_text import call, flt, fn_header
+from .hf_text import call, comment, flt, fn_header
 from .hf_weights import WeightTable
 
 ARCHITECTURES = ("BertModel", "BertForSequenceClassification")
@@ -88,9 +88,14 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     eps = flt(c["eps"])
     act = c["act"]
     out = [header.rstrip(),
-           f"# forward(ids, mask) returns {'the logits, f32[B, ' + str(labels) + ']' if classifier else 'last_hidden_state'}; "
-           f"the token types are all 0 (one segment),\n# positions 0 .. S - 1. mask is 1 at "
-           f"tokens and 0 at padding (at either end).",
+           comment(f"{c['layers']} layers, hidden {hid}, {nh} heads of {d}, intermediate "
+                   f"{c['inter']}, vocabulary {c['vocab']}, at most {c['positions']} positions."
+                   f"\n\nforward(ids, mask) returns "
+                   f"{'the logits, f32[B, ' + str(labels) + ']' if classifier else 'last_hidden_state'}; "
+                   f"the token types are all 0 (one segment), the positions 0 .. S - 1. mask is 1 "
+                   f"at tokens and 0 at padding (at either end).\n\nThe weights are the "
+                   f"checkpoint's tensors, each named after its key with '.' as '_', the linear "
+                   f"ones transposed to [in, out]."),
            "import nn", "",
            attend_fn(nh, nh, d, d ** -0.5, "1"), ""]
     lp = ["x: f32[B, S, {}]".format(hid), "keep: bool[B, 1, 1, S]",

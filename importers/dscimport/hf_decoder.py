@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .hf_text import call, fn_header
+from .hf_text import call, comment, fn_header
 from .hf_weights import WeightTable
 
 POSITIONS_PRIM = """\
@@ -69,6 +69,7 @@ class Decoder:
     norm: str                   # the final norm of `last`
     head: str                   # the LM head: a weight [hidden, vocab], or the embedding
     head_tied: bool             # whether `head` is the embedding [vocab, hidden]
+    weights_note: str = ""      # how the weights were made from the checkpoint's tensors
     position_lines: list[str] = field(default_factory=list)  # statements after `pos`
     layer_inputs: list[str] = field(default_factory=list)    # args after x and keep
 
@@ -98,15 +99,15 @@ def write(dec: Decoder, table: WeightTable, header: str, attend: str) -> str:
     n = len(dec.layer_weights)
     cache = f"f32[B, {dec.kv_heads}, C, {dec.head_dim}]"
     caches = [f"cache_{kv}_{i}: {cache}" for i in range(n) for kv in "kv"]
-    out = [header.rstrip(), f"# {dec.sizes}",
-           "# prefill(ids, mask, caches...) runs a prompt of S tokens per sequence (left-padded: "
-           "mask is 0 at\n# padding); decode(ids, mask, caches...) one new token per sequence, "
-           "with mask the whole\n# attention mask so far (L tokens, the new one last). Layer "
-           f"I's keys and values are cache_k_I and\n# cache_v_I, {cache}, for a context of C "
-           "tokens the caller allocates; prefill writes\n# positions [0, S), decode position "
-           "L - 1, in place. Both return the logits of the last position,\n"
-           f"# f32[B, {dec.vocab}], then the caches in parameter order. C <= "
-           f"{dec.max_context}: {dec.context_why}.",
+    out = [header.rstrip(), comment(
+        f"{dec.sizes}\n\nprefill(ids, mask, caches...) runs a prompt of S tokens per sequence "
+        f"(left-padded: mask is 0 at padding); decode(ids, mask, caches...) one new token per "
+        f"sequence, with mask the whole attention mask so far (L tokens, the new one last). "
+        f"Layer I's keys and values are cache_k_I and cache_v_I, {cache}, for a context of C "
+        f"tokens the caller allocates; prefill writes positions [0, S), decode position L - 1, "
+        f"in place. Both return the logits of the last position, f32[B, {dec.vocab}], then the "
+        f"caches in parameter order. C <= {dec.max_context}: {dec.context_why}.\n\n"
+        f"{dec.weights_note}"),
            "import nn", "", POSITIONS_PRIM, "", attend, ""]
     for f in dec.functions:
         out += [f.rstrip(), ""]
@@ -136,7 +137,10 @@ def write(dec: Decoder, table: WeightTable, header: str, attend: str) -> str:
             pos = ["  # The new token's position: the number of real tokens before it.",
                    "  let pos = reshape(sum(mask, axis=1) - 1, [B, 1])"]
             keep = ["  let keep = reshape(mask != 0, [B, 1, 1, L])"]
-        out += [fn_header(entry, params, "tensor", where), "{", *pos,
+        doc = ("The prompt: S tokens per sequence, written to cache positions [0, S)."
+               if entry == "prefill" else "One new token per sequence, written to cache "
+               "position L - 1; mask covers the L tokens so far.")
+        out += [comment(doc), fn_header(entry, params, "tensor", where), "{", *pos,
                 *[f"  {s}" for s in dec.position_lines], *keep, f"  let x0 = {dec.embed}"]
         for i, ws in enumerate(dec.layer_weights):
             out.append(call("layer", [f"x{i}", "keep", *dec.layer_inputs, f"cache_k_{i}",

@@ -68,7 +68,10 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
                   layer_weights=layer_weights, norm_params=[f"ln_f_w: f32[{hid}]",
                                                             f"ln_f_b: f32[{hid}]"],
                   norm_args=[ln_f_w, ln_f_b], norm=f"nn.layer_norm(last, ln_f_w, ln_f_b, "
-                  f"eps={eps})", head=head, head_tied=tied)
+                  f"eps={eps})", head=head, head_tied=tied,
+                  weights_note="The weights are the checkpoint's tensors, each named after its "
+                  "key with '.' as '_'; GPT-2's Conv1D weights are [in, out] already and are "
+                  "stored as they are" + ("." if tied else ", lm_head.weight transposed."))
     params = layer_params(dec, []) + [f"{r}: f32[{', '.join(str(d) for d in shape)}]"
                                       for r, shape, _ in roles]
     layer = ["# One GPT-2 block over S new tokens per sequence, at cache positions [L - S, L): "
@@ -78,7 +81,9 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
              f"  let h = nn.layer_norm(x, ln_1_w, ln_1_b, eps={eps})",
              "  let q_all, k_all, v_all = split(matmul(h, attn_w) + attn_b, 3, axis=-1)",
              f"  let q = {heads_expr('q_all', nh, hd)}",
-             *cache_lines(heads_expr("k_all", nh, hd), heads_expr("v_all", nh, hd)),
+             f"  let k = {heads_expr('k_all', nh, hd)}",
+             f"  let v = {heads_expr('v_all', nh, hd)}",
+             *cache_lines("k", "v"),
              "  let x2 = x + matmul(a, attn_proj_w) + attn_proj_b",
              f"  let h2 = nn.layer_norm(x2, ln_2_w, ln_2_b, eps={eps})",
              f"  return (x2 + matmul({act}(matmul(h2, fc_w) + fc_b), mlp_proj_w) + mlp_proj_b, "

@@ -22,7 +22,7 @@ import importlib.util
 from .hf_attention import attend_fn, heads_expr
 from .hf_config import Config
 from .hf_decoder import Decoder, cache_lines, layer_params, layer_result, write
-from .hf_text import flt, fn_header
+from .hf_text import call, comment, flt, fn_header
 from .hf_weights import WeightTable
 
 # model_type -> which projections have biases, beyond the config's attention_bias/mlp_bias.
@@ -191,17 +191,23 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
                   norm_params=[f"norm: f32[{hid}]"], norm_args=[norm],
                   norm=f"nn.rms_norm(last, norm, eps={eps})", head=head, head_tied=tied,
                   position_lines=[f"let cos_t, sin_t = rotary(pos, {freq})"],
-                  layer_inputs=["cos_t", "sin_t"], **dec_kwargs)
+                  layer_inputs=["cos_t", "sin_t"], **dec_kwargs,
+                  weights_note=f"The weights are the checkpoint's tensors, each named after its "
+                  f"key with '.' as '_', the linear ones transposed to [in, out]; "
+                  f"rotary_inv_freq is computed by hf2dsc as transformers computes it: "
+                  f"1 / {theta} ** (arange(0, {hd}, 2) / {hd}) in f32.")
     params = layer_params(dec, [f"cos_t: f32[B, S, {hd}]", f"sin_t: f32[B, S, {hd}]"])
     params += [f"{r}: f32[{', '.join(str(d) for d in shape)}]" for r, shape, _, _ in roles]
-    layer = [f"# One decoder layer over S new tokens per sequence, at cache positions [L - S, "
-             f"L): attention with\n# RoPE{group}, then the gated MLP, each after an "
-             f"RMSNorm and added back. Returns the\n# layer's output and the caches with the "
-             f"new keys and values written in.",
+    layer = [comment(f"One decoder layer over S new tokens per sequence, at cache positions "
+                     f"[L - S, L): attention with RoPE{group}, then the gated MLP, each after "
+                     f"an RMSNorm and added back. Returns the layer's output and the caches "
+                     f"with the new keys and values written in."),
              fn_header("layer", params, layer_result(dec)), "{",
              f"  let h = nn.rms_norm(x, input_norm, eps={eps})",
-             f"  let q = rotate({heads_expr(proj('h', 'q_proj'), nh, hd)}, cos_t, sin_t)",
-             f"  let k = rotate({heads_expr(proj('h', 'k_proj'), kv, hd)}, cos_t, sin_t)",
+             call("rotate", [heads_expr(proj('h', 'q_proj'), nh, hd), "cos_t", "sin_t"], "  ",
+                  "let q = "),
+             call("rotate", [heads_expr(proj('h', 'k_proj'), kv, hd), "cos_t", "sin_t"], "  ",
+                  "let k = "),
              f"  let v = {heads_expr(proj('h', 'v_proj'), kv, hd)}",
              *cache_lines("k", "v"),
              f"  let x2 = x + {proj('a', 'o_proj')}",

@@ -4,6 +4,7 @@ a function header with its parameters wrapped to the page width."""
 from __future__ import annotations
 
 import math
+import textwrap
 
 WIDTH = 100
 
@@ -56,3 +57,13 @@ def call(name: str, args: list[str], indent: str, lead: str = "") -> str:
         cur += ")"
     lines.append(cur)
     return "\n".join(lines)
+
+
+def comment(text: str, indent: str = "") -> str:
+    """text as `# ` comment lines within the page width; a blank line in text starts a new
+    paragraph."""
+    out = []
+    for para in text.split("\n\n"):
+        out += textwrap.wrap(" ".join(para.split()), WIDTH - len(indent) - 2,
+                             break_on_hyphens=False) or [""]
+    return "\n".join(f"{indent}# {line}".rstrip() for line in out)
