@@ -164,6 +164,10 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     def proj(x: str, p: str) -> str:
         return f"matmul({x}, {p}_w)" + (f" + {p}_b" if f"{p}_b" in have else "")
 
+    def factor(e: str) -> str:
+        """e as an operand of `*`: parenthesized when it is a sum (a projection's bias)."""
+        return f"({e})" if " + " in e else e
+
     group = f", {nh // kv} query heads per key/value head" if kv < nh else ""
     dec_kwargs = dict(hidden=hid, kv_heads=kv, head_dim=hd, vocab=vocab)
     sizes = (f"{layers} layers, hidden {hid}, {nh} attention heads and {kv} key/value heads of "
@@ -212,7 +216,7 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
              *cache_lines("k", "v"),
              f"  let x2 = x + {proj('a', 'o_proj')}",
              f"  let h2 = nn.rms_norm(x2, post_norm, eps={eps})",
-             f"  let gated = {act}({proj('h2', 'gate_proj')}) * {proj('h2', 'up_proj')}",
+             f"  let gated = {act}({proj('h2', 'gate_proj')}) * {factor(proj('h2', 'up_proj'))}",
              f"  return (x2 + {proj('gated', 'down_proj')}, ck, cv)", "}"]
     dec.functions = [rotary, rotate, "\n".join(layer)]
     attend = attend_fn(nh, kv, hd, hd ** -0.5, "S")

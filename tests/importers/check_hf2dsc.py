@@ -9,7 +9,8 @@ weights moved off their initial ones and zeros, and saved with `save_pretrained`
   encoders  BertModel (last_hidden_state) and BertForSequenceClassification (logits), at
             (B, S) = (1, 7), (1, 1) and (3, 13) with a row padded by 4 at the end and one by 12
             at the start;
-  decoders  GPT2LMHeadModel (tied embeddings), LlamaForCausalLM, Qwen2ForCausalLM (q/k/v
+  decoders  GPT2LMHeadModel (tied embeddings), LlamaForCausalLM (also with every bias, tied
+            embeddings and head_dim 32 for hidden 64 and 4 heads), Qwen2ForCausalLM (q/k/v
             biases, tied embeddings) and MistralForCausalLM (a sliding window of 24, which
             bounds the context), at (B, S) = (1, 7), (1, 1) and (3, 13) with rows left-padded
             by 0, 4 and 12 tokens: `prefill`'s last logits and the caches it writes (against
@@ -101,6 +102,10 @@ ARCHS = [
         vocab_size=VOCAB, n_embd=64, n_layer=2, n_head=4, n_positions=64, bos_token_id=1,
         eos_token_id=2)), True),
     Arch("llama", llama_like("LlamaForCausalLM", "LlamaConfig", rope_theta=500.0), True),
+    # Biases on every projection, tied embeddings and a head dim that is not hidden / heads.
+    Arch("llama_variant", llama_like("LlamaForCausalLM", "LlamaConfig", attention_bias=True,
+                                     mlp_bias=True, tie_word_embeddings=True, head_dim=32),
+         True),
     Arch("qwen2", llama_like("Qwen2ForCausalLM", "Qwen2Config", tie_word_embeddings=True),
          True),
     Arch("mistral", llama_like("MistralForCausalLM", "MistralConfig", sliding_window=24), True),
