@@ -26,6 +26,7 @@ The layer function's signature is fixed:
     fn layer(x: f32[B, S, hidden], keep: bool[B, 1, S, L], <inputs>, cache_k: f32[B, KV, C, D],
              cache_v: f32[B, KV, C, D], <the layer's weights>)
       -> (f32[B, S, hidden], f32[B, KV, C, D], f32[B, KV, C, D])
+      where 1 <= S <= L, L <= C
 
 over S new tokens that go to cache positions [L - S, L); prefill calls it with L = S.
 """
@@ -49,6 +50,10 @@ prim positions(mask: i64[b, s]) -> (pos: i64[b, s]) {
     }
   }
 }"""
+
+
+# The layer function's where clause: its S new tokens end at L, within the cache.
+LAYER_WHERE = ["1 <= S <= L", "L <= C"]
 
 
 @dataclass
@@ -117,7 +122,9 @@ def write(dec: Decoder, table: WeightTable, header: str, attend: str) -> str:
     out += ["# The logits of each sequence's last position: the final norm, then the LM head"
             + (" (tied: the\n# token embedding, transposed)." if dec.head_tied else "."),
             fn_header("last_logits", [f"x: f32[B, S, {dec.hidden}]", *dec.norm_params,
-                                      f"head: {head_ty}"], f"f32[B, {dec.vocab}]") + " {",
+                                      f"head: {head_ty}"], f"f32[B, {dec.vocab}]",
+                      ["S >= 1"]),
+            "{",
             f"  let last = reshape(slice(x, axis=1, start=S - 1, end=S), [B, {dec.hidden}])",
             f"  return matmul({dec.norm}, {head})", "}", ""]
     weights = table.params()

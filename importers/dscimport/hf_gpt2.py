@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .hf_attention import attend_fn, heads_expr
 from .hf_config import Config
-from .hf_decoder import Decoder, cache_lines, layer_params, layer_result, write
+from .hf_decoder import LAYER_WHERE, Decoder, cache_lines, layer_params, layer_result, write
 from .hf_text import flt, fn_header
 from .hf_weights import WeightTable
 
@@ -77,7 +77,7 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     layer = ["# One GPT-2 block over S new tokens per sequence, at cache positions [L - S, L): "
              "attention, then\n# the MLP, each after a LayerNorm and added back. Returns the "
              "block's output and the caches\n# with the new keys and values written in.",
-             fn_header("layer", params, layer_result(dec)), "{",
+             fn_header("layer", params, layer_result(dec), LAYER_WHERE), "{",
              f"  let h = nn.layer_norm(x, ln_1_w, ln_1_b, eps={eps})",
              "  let q_all, k_all, v_all = split(matmul(h, attn_w) + attn_b, 3, axis=-1)",
              f"  let q = {heads_expr('q_all', nh, hd)}",

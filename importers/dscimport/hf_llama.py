@@ -21,7 +21,7 @@ import importlib.util
 
 from .hf_attention import attend_fn, heads_expr
 from .hf_config import Config
-from .hf_decoder import Decoder, cache_lines, layer_params, layer_result, write
+from .hf_decoder import LAYER_WHERE, Decoder, cache_lines, layer_params, layer_result, write
 from .hf_text import call, comment, flt, fn_header
 from .hf_weights import WeightTable
 
@@ -206,7 +206,7 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
                      f"[L - S, L): attention with RoPE{group}, then the gated MLP, each after "
                      f"an RMSNorm and added back. Returns the layer's output and the caches "
                      f"with the new keys and values written in."),
-             fn_header("layer", params, layer_result(dec)), "{",
+             fn_header("layer", params, layer_result(dec), LAYER_WHERE), "{",
              f"  let h = nn.rms_norm(x, input_norm, eps={eps})",
              call("rotate", [heads_expr(proj('h', 'q_proj'), nh, hd), "cos_t", "sin_t"], "  ",
                   "let q = "),
