@@ -16,12 +16,23 @@ from .hf_text import flt
 F32_MIN = "-3.4028234663852886e38"
 
 
-def attend_fn(heads: int, kv_heads: int, head_dim: int, scale: float, mask_rows: str) -> str:
+def attend_fn(heads: int, kv_heads: int, head_dim: int, scale: float,
+              mask_rows: str | None) -> str:
     """`fn attend(q, k, v, keep)`: q f32[B, heads, S, head_dim], k and v f32[B, kv_heads, L,
     head_dim], keep bool[B, 1, mask_rows, L] (mask_rows "S", or "1" for a mask of keys alone,
-    which broadcasts over the queries); returns f32[B, S, heads * head_dim]."""
+    which broadcasts over the queries); returns f32[B, S, heads * head_dim]. With mask_rows
+    None, `fn attend(q, k, v)` attends to every key."""
     d, h, kv = head_dim, heads, kv_heads
     group = h // kv
+    if mask_rows is None:
+        assert group == 1, "attention without a mask is written for equal head counts"
+        return "\n".join([
+            f"# Softmax attention of the {h} heads of q over those of k and v, scaled by "
+            f"1/sqrt({d}); the heads\n# merged back.",
+            f"fn attend(q: f32[B, {h}, S, {d}], k: f32[B, {h}, L, {d}], v: f32[B, {h}, L, {d}]) "
+            f"-> f32[B, S, {h * d}] {{",
+            f"  let p = nn.softmax(matmul(q, permute(k, [0, 1, 3, 2])) * {flt(scale)}, axis=-1)",
+            f"  return reshape(permute(matmul(p, v), [0, 2, 1, 3]), [B, S, {h * d}])", "}"])
     sig = (f"fn attend(q: f32[B, {h}, S, {d}], k: f32[B, {kv}, L, {d}], "
            f"v: f32[B, {kv}, L, {d}],\n"
            f"          keep: bool[B, 1, {mask_rows}, L]) -> f32[B, S, {h * d}] {{")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import hf_bert, hf_gpt2, hf_llama
+from . import hf_bert, hf_gpt2, hf_llama, hf_vit
 from .hf_checkpoint import Checkpoint
 from .hf_config import Config
 from .hf_weights import WeightTable
@@ -25,6 +25,7 @@ FAMILIES = {
     "llama": (hf_llama, ("LlamaForCausalLM",)),
     "qwen2": (hf_llama, ("Qwen2ForCausalLM",)),
     "mistral": (hf_llama, ("MistralForCausalLM",)),
+    "vit": (hf_vit, hf_vit.ARCHITECTURES),
 }
 
 

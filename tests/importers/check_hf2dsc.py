@@ -17,7 +17,9 @@ weights moved off their initial ones and zeros, and saved with `save_pretrained`
             transformers' past_key_values; the cache beyond the prompt must stay as passed),
             then three `decode` steps (the greedy next token, the mask grown by one), each
             step's logits against transformers' forward over the whole sequence so far with
-            generate's position ids.
+            generate's position ids;
+  vision    ViTModel (last_hidden_state) and ViTForImageClassification (logits), 32x32 images
+            in patches of 8, at batch 1, 2 and 3.
 
 and the failures, each a clean `hf2dsc: error:` with exit status 1 and nothing written: a
 missing tensor, a tensor of the wrong shape, an unknown model_type, several config problems
@@ -86,12 +88,18 @@ def llama_like(cls: str, cfg: str, **kw):
         num_key_value_heads=2, intermediate_size=128, max_position_embeddings=128, **kw))
 
 
+def vit_config(**kw):
+    return transformers.ViTConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                  intermediate_size=128, image_size=32, patch_size=8, **kw)
+
+
 @dataclass
 class Arch:
     name: str
     make: Callable
     decoder: bool
     output: str = "logits"   # the encoders' output compared
+    vision: bool = False     # images in, at batch 1, 2 and 3
 
 
 ARCHS = [
@@ -109,6 +117,10 @@ ARCHS = [
     Arch("qwen2", llama_like("Qwen2ForCausalLM", "Qwen2Config", tie_word_embeddings=True),
          True),
     Arch("mistral", llama_like("MistralForCausalLM", "MistralConfig", sliding_window=24), True),
+    Arch("vit", lambda: transformers.ViTModel(vit_config()), False, "last_hidden_state",
+         vision=True),
+    Arch("vit_classifier", lambda: transformers.ViTForImageClassification(
+        vit_config(num_labels=5)), False, vision=True),
 ]
 
 # (B, S, padding of each row): at the end for the encoders, at the start for the decoders.
@@ -156,6 +168,12 @@ class Hf2dscChecker(Checker):
             self.report(f"{arch.name} dscc build", False, problem)
             return
         weights = os.path.join(out, "model.safetensors")
+        if arch.vision:
+            for b in (1, 2, 3):
+                g = torch.Generator().manual_seed(SEED + b)
+                self.see(model, arch, f"{arch.name} B={b}", so, weights,
+                         torch.randn(b, 3, 32, 32, generator=g))
+            return
         for k, (b, s, pads) in enumerate(SHAPES):
             g = torch.Generator().manual_seed(SEED + 31 * k)
             ids = torch.randint(3, VOCAB, (b, s), generator=g)
@@ -202,6 +220,15 @@ class Hf2dscChecker(Checker):
                                  np.where(keep[..., None], ref, 0))
         else:
             ok, detail = compare(outs[0], ref)
+        self.report(label, ok, f"{arch.output}: {detail}")
+
+    def see(self, model, arch: Arch, label: str, so: str, weights: str, pixels) -> None:
+        outs = self.dscc_run(label, so, weights, "forward", {"pixels": pixels}, 1)
+        if outs is None:
+            return
+        with torch.no_grad():
+            ref = getattr(model(pixel_values=pixels), arch.output).numpy()
+        ok, detail = compare(outs[0], ref)
         self.report(label, ok, f"{arch.output}: {detail}")
 
     def generate(self, model, label: str, so: str, weights: str, ids, mask) -> None:
@@ -263,7 +290,7 @@ class Hf2dscChecker(Checker):
         src = os.path.join(self.work, "ckpt", "base_llama")
         if not os.path.isdir(src):
             torch.manual_seed(SEED)
-            ARCHS[3].make().save_pretrained(src)
+            next(a for a in ARCHS if a.name == "llama").make().save_pretrained(src)
         dst = os.path.join(self.work, "ckpt", name)
         shutil.copytree(src, dst)
         if edit_config:
