@@ -6,9 +6,9 @@
 reads CHECKPOINT_DIR as transformers' `save_pretrained` writes it (config.json and
 model.safetensors, or sharded safetensors with their index) and writes OUT_DIR/model.dsc and
 OUT_DIR/model.safetensors. The architecture is written from a template for its family (BERT,
-GPT-2, LLaMA, Qwen2, Mistral), filled in from the config; the weights are mapped by name.
+GPT-2, LLaMA, Qwen2, Mistral, ViT), filled in from the config; the weights are mapped by name.
 Decoders get two entries, `prefill` and `decode`, sharing a KV cache that the caller
-preallocates; BERT gets `forward`. docs/importers.md ("hf2dsc") has the signatures, the weight
+preallocates; BERT and ViT get `forward`. docs/importers.md ("hf2dsc") has the signatures, the weight
 names and layouts, and what is refused.
 
 Exit status: 0 on success; 1 when the checkpoint cannot be read or imported (every problem is
