@@ -8,8 +8,8 @@ model.safetensors, or sharded safetensors with their index) and writes OUT_DIR/m
 OUT_DIR/model.safetensors. The architecture is written from a template for its family (BERT,
 GPT-2, LLaMA, Qwen2, Mistral, ViT), filled in from the config; the weights are mapped by name.
 Decoders get two entries, `prefill` and `decode`, sharing a KV cache that the caller
-preallocates; BERT and ViT get `forward`. docs/importers.md ("hf2dsc") has the signatures, the weight
-names and layouts, and what is refused.
+preallocates; BERT and ViT get `forward`. docs/importers.md ("hf2dsc") has the signatures, the
+weight names and layouts, and what is refused.
 
 Exit status: 0 on success; 1 when the checkpoint cannot be read or imported (every problem is
 listed, and nothing is written), or for a --dtype other than f32; 2 on a usage

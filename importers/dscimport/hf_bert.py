@@ -87,11 +87,11 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
 
     eps = flt(c["eps"])
     act = c["act"]
+    result = f"the logits, f32[B, {labels}]" if classifier else "last_hidden_state"
     out = [header.rstrip(),
            comment(f"{c['layers']} layers, hidden {hid}, {nh} heads of {d}, intermediate "
                    f"{c['inter']}, vocabulary {c['vocab']}, at most {c['positions']} positions."
-                   f"\n\nforward(ids, mask) returns "
-                   f"{'the logits, f32[B, ' + str(labels) + ']' if classifier else 'last_hidden_state'}; "
+                   f"\n\nforward(ids, mask) returns {result}; "
                    f"the token types are all 0 (one segment), the positions 0 .. S - 1. mask is 1 "
                    f"at tokens and 0 at padding (at either end).\n\nThe weights are the "
                    f"checkpoint's tensors, each named after its key with '.' as '_', the linear "

@@ -116,7 +116,7 @@ def write(dec: Decoder, table: WeightTable, header: str, attend: str) -> str:
            "import nn", "", POSITIONS_PRIM, "", attend, ""]
     for f in dec.functions:
         out += [f.rstrip(), ""]
-    head = f"permute(head, [1, 0])" if dec.head_tied else "head"
+    head = "permute(head, [1, 0])" if dec.head_tied else "head"
     head_ty = f"f32[{dec.vocab}, {dec.hidden}]" if dec.head_tied else \
         f"f32[{dec.hidden}, {dec.vocab}]"
     out += ["# The logits of each sequence's last position: the final norm, then the LM head"

@@ -90,7 +90,7 @@ def import_checkpoint(path: str, dtype: str = "f32") -> HfImport:
     cfg = Config(ckpt.config)
     module, arch = architecture(cfg)
     table = WeightTable(ckpt, dtype)
-    text = ""
+    text, entries = "", []
     if module is not None:
         text, entries = module.build(cfg, table, arch, header(path, arch, ckpt.config))
     if cfg.problems:

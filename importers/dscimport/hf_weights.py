@@ -85,9 +85,6 @@ class WeightTable:
         self.weights[name] = Weight(name, tuple(value.shape), source, lambda _: value, True)
         return name
 
-    def has(self, hf_name: str) -> bool:
-        return hf_name in self.ckpt.tensors
-
     def all_problems(self) -> list[str]:
         """The shape and presence problems, then one line per dtype that is not imported."""
         out = list(self.problems)
