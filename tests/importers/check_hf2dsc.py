@@ -17,7 +17,8 @@ weights moved off their initial ones and zeros, and saved with `save_pretrained`
             transformers' past_key_values; the cache beyond the prompt must stay as passed),
             then three `decode` steps (the greedy next token, the mask grown by one), each
             step's logits against transformers' forward over the whole sequence so far with
-            generate's position ids;
+            generate's position ids; and that both entries write every cache in place (the
+            host programs `dscc build --print-after=lower_host` prints);
   vision    ViTModel (last_hidden_state) and ViTForImageClassification (logits), 32x32 images
             in patches of 8, at batch 1, 2 and 3.
 
@@ -161,12 +162,15 @@ class Hf2dscChecker(Checker):
                 print(f.read())
         so = os.path.join(out, "model.so")
         entries = ["prefill", "decode"] if arch.decoder else ["forward"]
+        # The host programs, printed after lower_host, say which buffers are updated in place.
         r = run([self.dscc, "build", os.path.join(out, "model.dsc"), "-o", so, "-q",
-                 *[f"--entry={e}" for e in entries]], self.timeout)
+                 "--print-after=lower_host", *[f"--entry={e}" for e in entries]], self.timeout)
         problem = exit_problem(r, "dscc build exit")
         if problem:
             self.report(f"{arch.name} dscc build", False, problem)
             return
+        if arch.decoder:
+            self.in_place(arch.name, r.stdout, 2 * model.config.num_hidden_layers)
         weights = os.path.join(out, "model.safetensors")
         if arch.vision:
             for b in (1, 2, 3):
@@ -188,6 +192,18 @@ class Hf2dscChecker(Checker):
                 self.generate(model, label, so, weights, ids, mask)
             else:
                 self.encode(model, arch, label, so, weights, ids, mask)
+
+    def in_place(self, name: str, host_text: str, n_caches: int) -> None:
+        """Each entry writes every cache in place: its host program has a line
+        `buffer %N ck: f32[...] alias %M updated in place` per cache."""
+        counts = {}
+        for part in re.split(r"^host ", host_text, flags=re.MULTILINE)[1:]:
+            entry = part.split("(", 1)[0]
+            counts[entry] = len(re.findall(r"alias %\d+ updated in place", part))
+        ok = all(counts.get(e) == n_caches for e in ("prefill", "decode"))
+        self.report(f"{name} caches updated in place", ok,
+                    f"{n_caches} caches; updated in place: "
+                    f"{', '.join(f'{e} {counts.get(e)}' for e in ('prefill', 'decode'))}")
 
     def dscc_run(self, label: str, so: str, weights: str, entry: str, inputs: dict,
                  n_out: int) -> list[np.ndarray] | None:
