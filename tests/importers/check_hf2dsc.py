@@ -36,7 +36,6 @@ The tolerance is harness.py's: |dsc - transformers| <= 1e-4 * (rms + |ref|).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -47,24 +46,18 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable
 
-try:
-    import numpy as np
-    import torch
-except ImportError as e:
-    print(f"SKIP: {e.name or e} is not installed: run tools/scripts/install_python_deps.sh --tests")
-    sys.exit(77)
-for _mod in ("safetensors", "transformers"):
-    if importlib.util.find_spec(_mod) is None:
-        print(f"SKIP: {_mod} is not installed: run tools/scripts/install_python_deps.sh --tests")
-        sys.exit(77)
-
-import transformers  # noqa: E402
-from safetensors.torch import load_file, save_file  # noqa: E402
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 IMPORTER = os.path.join(SOURCE_DIR, "importers", "hf2dsc.py")
 sys.path.insert(0, HERE)
+from requirements import skip_unless_installed  # noqa: E402
+
+skip_unless_installed("numpy", "torch", "safetensors", "transformers")
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from safetensors.torch import load_file, save_file  # noqa: E402
+
 from harness import (Checker, check_dscc_arg, compare, exit_problem, remove_work,  # noqa: E402
                      run, save_inputs, tally)
 

@@ -35,7 +35,6 @@ The tolerance is harness.py's: |dsc - transformers| <= 1e-4 * (rms + |ref|).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import re
 import sys
@@ -44,24 +43,17 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
-try:
-    import numpy  # noqa: F401 - harness.py needs it
-    import torch
-    from torch.export import Dim, export
-except ImportError as e:
-    print(f"SKIP: {e.name or e} is not installed: run tools/scripts/install_python_deps.sh --tests")
-    sys.exit(77)
-for _mod in ("safetensors", "transformers"):
-    if importlib.util.find_spec(_mod) is None:
-        print(f"SKIP: {_mod} is not installed: run tools/scripts/install_python_deps.sh --tests")
-        sys.exit(77)
-
-import transformers  # noqa: E402
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 IMPORTER = os.path.join(SOURCE_DIR, "importers", "torch2dsc.py")
 sys.path.insert(0, HERE)
+from requirements import skip_unless_installed  # noqa: E402
+
+skip_unless_installed("numpy", "torch", "safetensors", "transformers")  # harness.py needs numpy
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from torch.export import Dim, export  # noqa: E402
+
 from harness import (Checker, check_dscc_arg, compare_outputs, exit_problem,  # noqa: E402
                      remove_work, run, save_inputs, tally)
 

@@ -29,26 +29,23 @@ transformers| <= 1e-4 * (rms + |ref|).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import re
 import sys
 import tempfile
 import warnings
 
-for _mod in ("numpy", "torch", "onnx", "onnxruntime", "onnxscript", "safetensors",
-             "transformers"):
-    if importlib.util.find_spec(_mod) is None:
-        print(f"SKIP: {_mod} is not installed: run tools/scripts/install_python_deps.sh --tests")
-        sys.exit(77)
-
-import torch  # noqa: E402
-from torch.export import Dim  # noqa: E402
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 IMPORTER = os.path.join(SOURCE_DIR, "importers", "onnx2dsc.py")
 sys.path.insert(0, HERE)
+from requirements import skip_unless_installed  # noqa: E402
+
+skip_unless_installed("numpy", "torch", "onnx", "onnxruntime", "onnxscript", "safetensors",
+                      "transformers")
+import torch  # noqa: E402
+from torch.export import Dim  # noqa: E402
+
 import check_hf_import as hf  # noqa: E402 - the families, their inputs and the comparison
 from harness import (TOL, check_dscc_arg, compare_outputs, exit_problem,  # noqa: E402
                      remove_work, run, tally)

@@ -137,6 +137,24 @@ def compare_outputs(out_dir: str, refs: list[tuple[str, np.ndarray]], ref_owner:
     return ok, "; ".join(details)
 
 
+def failure_problems(r: Run, start: str, must_say: list[str]) -> list[str]:
+    """What is wrong with `r` as a clean failure: no crash, exit status 1, stderr's first line
+    starting with `start` (`tool: error: `), and each of must_say said on stderr."""
+    problems = []
+    crash = crash_reason(r)
+    if crash:
+        problems.append(crash)
+    if r.rc != 1:
+        problems.append(f"exit {r.rc}, expected 1")
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    if not lines or not lines[0].startswith(start):
+        problems.append(f"stderr does not start with '{start}': {first_line(r.stderr)}")
+    for s in must_say:
+        if s not in r.stderr:
+            problems.append(f"stderr does not say '{s}'")
+    return problems
+
+
 class Tally:
     """A check's cases: a PASS or FAIL line each, then `N passed, M failed`."""
 
@@ -214,21 +232,10 @@ class Checker:
         out = os.path.join(self.work, "fail", re.sub(r"\W+", "_", label))
         os.makedirs(out)
         r = self.cli(args + ["-o", out])
-        problems = []
-        crash = crash_reason(r)
-        if crash:
-            problems.append(crash)
-        if r.rc != 1:
-            problems.append(f"exit {r.rc}, expected 1")
+        problems = failure_problems(r, f"{self.tool}: error: ", must_say)
         lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-        start = f"{self.tool}: error: "
-        if not lines or not lines[0].startswith(start):
-            problems.append(f"stderr does not start with '{start}': {first_line(r.stderr)}")
         if one_line and len(lines) != 1:
             problems.append(f"{len(lines)} lines on stderr, expected one")
-        for s in must_say:
-            if s not in r.stderr:
-                problems.append(f"stderr does not say '{s}'")
         left = sorted(os.listdir(out))
         if left:
             problems.append(f"files left in the output directory: {', '.join(left)}")

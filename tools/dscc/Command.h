@@ -14,5 +14,6 @@ int run_repl(const Args& args);
 int run_build(const Args& args);
 int run_run(const Args& args);
 int run_opt(const Args& args);
+int run_generate(const Args& args);
 
 } // namespace dsc::dscc

@@ -20,6 +20,8 @@ commands:
   run FILE.dsc|OUT.so [--shape B=4,S=77] [--input NAME=X.npy]... [--random-weights]
                                   compile (or load) and run; write results with --output=DIR
   opt FILE.dsc [--passes=a,b,...] run passes of the pipeline and print the IR
+  generate MODEL.so --weights W.safetensors --prompt-ids 1,2,3 [--max-new-tokens N]
+                                  generate tokens with a decoder model's prefill and decode
   repl [FILE.dsc]                 explore shape inference interactively
 
 Run `dscc <command> --help` for the options of one command.
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
   if (command == "build") return dsc::dscc::run_build(args);
   if (command == "run") return dsc::dscc::run_run(args);
   if (command == "opt") return dsc::dscc::run_opt(args);
+  if (command == "generate") return dsc::dscc::run_generate(args);
   std::fprintf(stderr, "dscc: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
   return 1;
 }
