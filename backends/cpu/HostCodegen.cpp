@@ -94,6 +94,11 @@ public:
     llvm::FunctionType* type = llvm::FunctionType::get(i32_, {ptr_, ptr_}, false);
     fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, out_);
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    // The host code binds symbols and calls kernels once per step: it is not worth LLVM's
+    // optimizer, whose register allocation over one function of every layer's calls cost
+    // most of a deep model's build. Kernels are optimized as before.
+    fn_->addFnAttr(llvm::Attribute::OptimizeNone);
+    fn_->addFnAttr(llvm::Attribute::NoInline);
     call_ = fn_->getArg(0);
     call_->setName("call");
     inputs_ = fn_->getArg(1);
