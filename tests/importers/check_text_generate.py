@@ -70,6 +70,7 @@ TIMEOUT = 300
 
 warnings.filterwarnings("ignore")
 transformers.logging.set_verbosity_error()
+transformers.logging.disable_progress_bar()
 torch.set_num_threads(1)
 
 # Runs generate.py with the tokenizers package made unimportable.
@@ -106,7 +107,7 @@ def make_model(path: str) -> transformers.LlamaForCausalLM:
     return model
 
 
-def reference(model, tokenizer, prompts: list[str], **generate_args) -> tuple[list[str], torch.Tensor]:
+def reference(model, tokenizer, prompts: list[str], **generate_args):
     """transformers' greedy texts for the prompts, left-padded, and the generated ids."""
     enc = tokenizer(prompts, return_tensors="pt", padding=True)
     with torch.no_grad():
@@ -119,9 +120,11 @@ class Generate:
         self.dscc, self.so, self.weights = dscc, so, weights
 
     def __call__(self, tokenizer: str, *flags: str, weights: str | None = None, python=()):
-        return run([sys.executable, *python, GENERATE, self.so, "--weights", weights or self.weights,
-                    "--tokenizer", tokenizer, "--max-new-tokens", str(NEW_TOKENS),
-                    "--dscc", self.dscc, *flags], TIMEOUT)
+        """tools/generate.py on the model (its weights, or `weights`) with NEW_TOKENS tokens;
+        `python` is arguments for the interpreter before the script."""
+        return run([sys.executable, *python, GENERATE, self.so,
+                    "--weights", weights or self.weights, "--tokenizer", tokenizer,
+                    "--max-new-tokens", str(NEW_TOKENS), "--dscc", self.dscc, *flags], TIMEOUT)
 
 
 def ok_problem(r) -> str | None:
@@ -134,7 +137,8 @@ def jsonl(r) -> list[dict]:
 
 def expect_error(tally: Tally, name: str, r, *must_say: str) -> None:
     problems = failure_problems(r, "generate.py: error: ", list(must_say))
-    tally.report(name, "; ".join(problems) + (f": {first_line(r.stderr)}" if problems else "") or None)
+    detail = "; ".join(problems) + (f": {first_line(r.stderr)}" if problems else "")
+    tally.report(name, detail or None)
 
 
 def build(tally: Tally, dscc: str, work: str):
@@ -238,7 +242,8 @@ def check_errors(tally: Tally, work: str, ckpt: str, gen: Generate) -> None:
                  "dscc generate failed (exit 1): dscc generate: error: ", f"no tensor '{dropped}'")
     expect_error(tally, "the tokenizers package missing",
                  gen(tokenizer_file, "--prompt", "the", python=("-c", WITHOUT_TOKENIZERS)),
-                 "the tokenizers package is not installed: run tools/scripts/install_python_deps.sh")
+                 "the tokenizers package is not installed: run "
+                 "tools/scripts/install_python_deps.sh")
 
 
 def main() -> int:
