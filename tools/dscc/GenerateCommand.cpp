@@ -1,4 +1,5 @@
 // dscc generate: tokens from a decoder model's prefill and decode entries (Generation.h).
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -33,7 +34,8 @@ step, the caches updated in place. Prints the generated ids of each prompt, one 
   --seed=N                     the sampler's seed (default 0): the same seed, the same tokens
   --context=C                  the caches' length (default: the longest prompt plus N)
   --pad-id=ID                  the id left padding holds (default 0; it is masked)
-  --bench                      print prefill and decode tokens/s and the time to the first token
+  --bench                      print prefill and decode tokens/s and the time to the first token,
+                               after an untimed generation (weights packed for the GEMM)
   --threads=N                  the runtime's and OpenBLAS's thread count
 )";
 
@@ -170,7 +172,16 @@ int run_generate(const Args& args) {
   if (!model) return bad(error);
   std::optional<runtime::TensorMap> weights = runtime::read_safetensors(weights_path, &error);
   if (!weights) return bad(error);
-  std::optional<GenerationResult> r = generate(*model, *weights, prompts, options, &error);
+  std::optional<Generator> generator = Generator::open(*model, *weights, &error);
+  if (!generator) return bad(error);
+  if (bench) {
+    // An untimed generation first, as the peers of a benchmark warm up: the GEMM packs each
+    // weight on its first use.
+    GenerationOptions warmup = options;
+    warmup.max_new_tokens = std::min<int64_t>(options.max_new_tokens, 2);
+    if (!generator->generate(prompts, warmup, &error)) return bad(error);
+  }
+  std::optional<GenerationResult> r = generator->generate(prompts, options, &error);
   if (!r) return bad(error);
   for (const std::vector<int64_t>& tokens : r->tokens) {
     std::string line;

@@ -130,9 +130,20 @@ std::optional<runtime::Tensor> host_logits(runtime::CallResult& result, std::str
 
 } // namespace
 
-std::optional<GenerationResult> generate(const runtime::Model& model, runtime::TensorMap& weights,
-                                         const std::vector<std::vector<int64_t>>& prompts,
-                                         const GenerationOptions& options, std::string* error) {
+struct Generator::State {
+  explicit State(const runtime::Model& m, bool on_cuda) : model(m), weights(on_cuda) {}
+  const runtime::Model& model;
+  EntryLayout prefill, decode;
+  Inputs weights;                              // placed once, for every generation
+  std::map<std::string, const DLTensor*> fixed; // weight name -> its placed tensor
+};
+
+Generator::Generator(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Generator::Generator(Generator&&) noexcept = default;
+Generator::~Generator() = default;
+
+std::optional<Generator> Generator::open(const runtime::Model& model, runtime::TensorMap& weights,
+                                         std::string* error) {
   std::optional<EntryLayout> prefill = layout_of(model, "prefill", error);
   if (!prefill) return std::nullopt;
   std::optional<EntryLayout> decode = layout_of(model, "decode", error);
@@ -146,6 +157,31 @@ std::optional<GenerationResult> generate(const runtime::Model& model, runtime::T
     *error = "'prefill' and 'decode' do not update the same caches in place";
     return std::nullopt;
   }
+  auto state = std::make_unique<State>(model, prefill->fn->device == runtime::DeviceKind::Cuda);
+  state->prefill = *prefill;
+  state->decode = *decode;
+  for (int i : prefill->weights) {
+    const runtime::TensorInfo& p = prefill->fn->params[static_cast<size_t>(i)];
+    auto it = weights.find(p.name);
+    if (it == weights.end()) {
+      *error = "the weights have no tensor '" + p.name + "' (parameter " + p.type_string() + " of 'prefill')";
+      return std::nullopt;
+    }
+    if (!(state->fixed[p.name] = state->weights.place(it->second, true, error))) return std::nullopt;
+  }
+  for (int i : decode->weights) {
+    const std::string& name = decode->fn->params[static_cast<size_t>(i)].name;
+    if (state->fixed.count(name)) continue;
+    *error = "'decode' takes '" + name + "', which 'prefill' does not";
+    return std::nullopt;
+  }
+  return Generator(std::move(state));
+}
+
+std::optional<GenerationResult> Generator::generate(const std::vector<std::vector<int64_t>>& prompts,
+                                                    const GenerationOptions& options, std::string* error) {
+  const EntryLayout& prefill = state_->prefill;
+  const EntryLayout& decode = state_->decode;
   if (prompts.empty()) {
     *error = "no prompts";
     return std::nullopt;
@@ -162,24 +198,14 @@ std::optional<GenerationResult> generate(const runtime::Model& model, runtime::T
     return std::nullopt;
   }
   const int64_t B = result.batch, S = result.prompt_length;
-  const bool on_cuda = prefill->fn->device == runtime::DeviceKind::Cuda;
-  Inputs inputs(on_cuda);
+  Inputs inputs(prefill.fn->device == runtime::DeviceKind::Cuda);
 
-  // The weights (each placed once) and the caches (zeroed: masked positions are still read).
-  std::map<std::string, const DLTensor*> fixed;
-  for (int i : prefill->weights) {
-    const runtime::TensorInfo& p = prefill->fn->params[static_cast<size_t>(i)];
-    auto it = weights.find(p.name);
-    if (it == weights.end()) {
-      *error = "the weights have no tensor '" + p.name + "' (parameter " + p.type_string() + " of 'prefill')";
-      return std::nullopt;
-    }
-    if (!(fixed[p.name] = inputs.place(it->second, true, error))) return std::nullopt;
-  }
+  // The caches, zeroed: masked positions are still read.
+  std::map<std::string, const DLTensor*> fixed = state_->fixed;
   std::vector<runtime::Tensor> caches;
-  caches.reserve(prefill->caches.size());
-  for (int i : prefill->caches) {
-    const runtime::TensorInfo& p = prefill->fn->params[static_cast<size_t>(i)];
+  caches.reserve(prefill.caches.size());
+  for (int i : prefill.caches) {
+    const runtime::TensorInfo& p = prefill.fn->params[static_cast<size_t>(i)];
     std::vector<int64_t> shape;
     for (const std::string& d : p.dims) {
       std::optional<int64_t> v = cache_dim(d, B, result.context);
@@ -198,12 +224,6 @@ std::optional<GenerationResult> generate(const runtime::Model& model, runtime::T
     caches.push_back(runtime::Tensor::zeros(dtype, shape));
     if (!(fixed[p.name] = inputs.place(caches.back(), false, error))) return std::nullopt;
   }
-  for (int i : decode->weights) {
-    const std::string& name = decode->fn->params[static_cast<size_t>(i)].name;
-    if (fixed.count(name)) continue;
-    *error = "'decode' takes '" + name + "', which 'prefill' does not";
-    return std::nullopt;
-  }
 
   // One call of `e` on ids and mask.
   auto call = [&](const EntryLayout& e, runtime::Tensor& ids, runtime::Tensor& mask,
@@ -217,7 +237,7 @@ std::optional<GenerationResult> generate(const runtime::Model& model, runtime::T
     args[static_cast<size_t>(e.mask)] = inputs.place(mask, false, error);
     if (!args[static_cast<size_t>(e.ids)] || !args[static_cast<size_t>(e.mask)]) return std::nullopt;
     const Clock::time_point start = Clock::now();
-    runtime::CallResult r = model.run(e.fn->name, args);
+    runtime::CallResult r = state_->model.run(e.fn->name, args);
     if (ms) *ms += ms_since(start);
     if (!r.ok()) {
       *error = r.error;
@@ -238,7 +258,7 @@ std::optional<GenerationResult> generate(const runtime::Model& model, runtime::T
     }
   }
   const Clock::time_point start = Clock::now();
-  std::optional<runtime::Tensor> logits = call(*prefill, ids, mask, &result.prefill_ms);
+  std::optional<runtime::Tensor> logits = call(prefill, ids, mask, &result.prefill_ms);
   if (!logits) return std::nullopt;
 
   Sampler sampler(options.sampling);
@@ -271,7 +291,7 @@ std::optional<GenerationResult> generate(const runtime::Model& model, runtime::T
       grown.data_as<int64_t>()[b * L + L - 1] = 1;
     }
     mask = std::move(grown);
-    logits = call(*decode, last, mask, &result.decode_ms);
+    logits = call(decode, last, mask, &result.decode_ms);
     if (!logits) return std::nullopt;
     ++result.decode_steps;
   }

@@ -11,6 +11,7 @@
 // `mask` then grows by one position per step.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,10 +39,25 @@ struct GenerationResult {
   int64_t decode_steps = 0;   // decode calls (each one new token per row)
 };
 
-// Generates from each prompt (non-empty lists of ids); nullopt with *error set on a model
-// without the two entries, a missing or misshapen weight, or a failed call.
-std::optional<GenerationResult> generate(const runtime::Model& model, runtime::TensorMap& weights,
-                                         const std::vector<std::vector<int64_t>>& prompts,
-                                         const GenerationOptions& options, std::string* error);
+// A decoder model with its weights in place (on its device, declared constant so that the
+// GEMM packs each once): generations after the first pay neither.
+class Generator {
+public:
+  // nullopt with *error set on a model without the two entries, or a missing weight.
+  static std::optional<Generator> open(const runtime::Model& model, runtime::TensorMap& weights,
+                                       std::string* error);
+  Generator(Generator&&) noexcept;
+  ~Generator();
+
+  // Generates from each prompt (non-empty lists of ids); nullopt with *error set on a cache
+  // dim that is not B or C, or a failed call.
+  std::optional<GenerationResult> generate(const std::vector<std::vector<int64_t>>& prompts,
+                                           const GenerationOptions& options, std::string* error);
+
+private:
+  struct State;
+  explicit Generator(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
 
 } // namespace dsc::dscc
