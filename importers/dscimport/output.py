@@ -18,6 +18,9 @@ def write_files(files: dict[str, bytes]) -> None:
     when a later rename fails is removed again."""
     temps: dict[str, str] = {}
     renamed: list[str] = []
+    # mkstemp makes files only their owner may read; the outputs get the usual permissions.
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         for path, data in files.items():
             d = os.path.dirname(os.path.abspath(path))
@@ -26,6 +29,7 @@ def write_files(files: dict[str, bytes]) -> None:
             temps[path] = tmp
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
+            os.chmod(tmp, 0o666 & ~umask)
         for path, tmp in temps.items():
             os.replace(tmp, path)
             renamed.append(path)
