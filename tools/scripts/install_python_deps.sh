@@ -11,6 +11,8 @@
 #   tools/scripts/install_python_deps.sh --numpy-only   # numpy alone (tests/e2e)
 #   tools/scripts/install_python_deps.sh --bench    # the same as no argument (bench/cpu/)
 #   tools/scripts/install_python_deps.sh --print-python   # the interpreter to run them with
+#   tools/scripts/install_python_deps.sh --llm-bench  # --tests, then gguf and llama-cpp-python
+#                                                   # (bench/llm/: llama.cpp as a peer)
 #
 # Which Python: $DSC_PYTHON if set, else `python3` on PATH (on the development machines the
 # pyenv 3.11 interpreter). Packages go into that interpreter's site-packages with pip, from
@@ -43,6 +45,13 @@
 # it; tests/importers/check_hf_onnx_import.py (ctest importers_onnx_hf) exports the same
 # models with it. Pinned by DSC_ONNXSCRIPT_SPEC (default onnxscript==0.7.2; it pulls onnx-ir
 # and ml_dtypes, a few MB).
+#
+# gguf and llama-cpp-python (--llm-bench): bench/llm/llm_bench.py writes the model to GGUF with
+# gguf and runs it with llama.cpp through llama-cpp-python. Pinned by DSC_GGUF_SPEC (default
+# gguf==0.19.0, a small wheel) and DSC_LLAMA_CPP_SPEC (default llama-cpp-python==0.3.36, the
+# version the bench was measured with). PyPI has only its source (76 MB with llama.cpp's): pip
+# builds llama.cpp with CMake (from PyPI) and the C++ compiler the build already needs, about
+# 15 minutes on two cores. Neither is needed by any test.
 #
 # torch: the decision, and why.
 #   - PyPI has no CPU-only build of torch for Linux x86_64. The CPU wheels
@@ -90,12 +99,16 @@ onnx_spec=${DSC_ONNX_SPEC:-onnx==1.23.2 onnxruntime==1.32.0}
 safetensors_spec=${DSC_SAFETENSORS_SPEC:-safetensors==0.8.0}
 transformers_spec=${DSC_TRANSFORMERS_SPEC:-transformers==5.24.0}
 onnxscript_spec=${DSC_ONNXSCRIPT_SPEC:-onnxscript==0.7.2}
+gguf_spec=${DSC_GGUF_SPEC:-gguf==0.19.0}
+llama_cpp_spec=${DSC_LLAMA_CPP_SPEC:-llama-cpp-python==0.3.36}
+want_llm_bench=0
 
 for arg in "$@"; do
   case "$arg" in
     --tests) want_torch=1 want_onnx=1 want_safetensors=1 want_transformers=1 ;;
     --numpy-only) want_torch=0 want_onnx=0 want_safetensors=0 want_transformers=0 ;;
     --bench | --all) want_numpy=1 want_torch=1 want_onnx=1 ;;
+    --llm-bench) want_torch=1 want_onnx=1 want_safetensors=1 want_transformers=1 want_llm_bench=1 ;;
     --torch-from=pypi | --torch-from=debian) torch_from=${arg#--torch-from=} ;;
     --print-python) print_python=1 ;;
     -h | --help)
@@ -228,6 +241,19 @@ if [ "$want_transformers" = 1 ]; then
       pip_install $spec
     fi
   done
+fi
+
+# bench/llm's peers: llama.cpp through llama-cpp-python (built from source), gguf to write
+# its model.
+if [ "$want_llm_bench" = 1 ]; then
+  if externally_managed; then
+    echo "install_python_deps: skipping gguf and llama-cpp-python: $python is Debian's" \
+      "externally-managed interpreter; bench/llm/llm_bench.py then needs --peers without" \
+      "llamacpp" >&2
+  else
+    has gguf || pip_install "$gguf_spec"
+    "$python" -c 'import llama_cpp' >/dev/null 2>&1 || pip_install "$llama_cpp_spec"
+  fi
 fi
 
 exit 0
