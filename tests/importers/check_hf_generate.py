@@ -44,7 +44,8 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 from safetensors.numpy import load_file, save_file  # noqa: E402
 
-from harness import Tally, crash_reason, failure_problems, first_line, remove_work, run  # noqa: E402
+from harness import (Tally, crash_reason, first_line, hf2dsc_build, remove_work,  # noqa: E402
+                     report_failure, run)
 
 SEED = 20271129
 VOCAB = 97
@@ -112,8 +113,7 @@ def problem_of(r, want) -> str | None:
 
 
 def expect_error(tally: Tally, name: str, r, must_say: str) -> None:
-    problems = failure_problems(r, "dscc generate: error: ", [must_say])
-    tally.report(name, "; ".join(problems) + (f": {first_line(r.stderr)}" if problems else "") or None)
+    report_failure(tally, name, r, "dscc generate: error: ", [must_say])
 
 
 def import_and_build(tally: Tally, dscc: str, name: str, cls, config, work: str, entries):
@@ -121,15 +121,10 @@ def import_and_build(tally: Tally, dscc: str, name: str, cls, config, work: str,
     model = cls(config).eval()
     ckpt, out = os.path.join(work, name + "_ckpt"), os.path.join(work, name)
     model.save_pretrained(ckpt)
-    r = run([sys.executable, IMPORTER, ckpt, "-o", out], TIMEOUT)
-    if r.rc != 0:
-        tally.report(f"{name} hf2dsc", f"exit {r.rc}: {first_line(r.stderr)}")
-        return None
     so = os.path.join(work, name + ".so")
-    flags = [f"--entry={e}" for e in entries]
-    r = run([dscc, "build", os.path.join(out, "model.dsc"), *flags, "-o", so], TIMEOUT)
-    if r.rc != 0:
-        tally.report(f"{name} build", f"exit {r.rc}: {first_line(r.stderr)}")
+    problem = hf2dsc_build(IMPORTER, dscc, ckpt, out, so, entries, TIMEOUT)
+    if problem:
+        tally.report(f"{name} import and build", problem)
         return None
     return model, so, os.path.join(out, "model.safetensors")
 

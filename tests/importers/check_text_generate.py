@@ -52,7 +52,8 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 from safetensors.numpy import load_file, save_file  # noqa: E402
 
-from harness import Tally, crash_reason, failure_problems, first_line, remove_work, run  # noqa: E402
+from harness import (Tally, crash_reason, first_line, hf2dsc_build, remove_work,  # noqa: E402
+                     report_failure, run)
 
 SEED = 20271130
 VOCAB = 120
@@ -136,9 +137,7 @@ def jsonl(r) -> list[dict]:
 
 
 def expect_error(tally: Tally, name: str, r, *must_say: str) -> None:
-    problems = failure_problems(r, "generate.py: error: ", list(must_say))
-    detail = "; ".join(problems) + (f": {first_line(r.stderr)}" if problems else "")
-    tally.report(name, detail or None)
+    report_failure(tally, name, r, "generate.py: error: ", list(must_say))
 
 
 def build(tally: Tally, dscc: str, work: str):
@@ -149,15 +148,10 @@ def build(tally: Tally, dscc: str, work: str):
         tally.report("the tokenizer", f"trained to {size} ids, expected {VOCAB}")
         return None
     model = make_model(ckpt)
-    r = run([sys.executable, IMPORTER, ckpt, "-o", out], TIMEOUT)
-    if r.rc != 0:
-        tally.report("hf2dsc", f"exit {r.rc}: {first_line(r.stderr)}")
-        return None
     so = os.path.join(work, "model.so")
-    r = run([dscc, "build", os.path.join(out, "model.dsc"), "--entry=prefill", "--entry=decode",
-             "-o", so], TIMEOUT)
-    if r.rc != 0:
-        tally.report("dscc build", f"exit {r.rc}: {first_line(r.stderr)}")
+    problem = hf2dsc_build(IMPORTER, dscc, ckpt, out, so, ["prefill", "decode"], TIMEOUT)
+    if problem:
+        tally.report("import and build", problem)
         return None
     return ckpt, model, tokenizer, Generate(dscc, so, os.path.join(out, "model.safetensors"))
 

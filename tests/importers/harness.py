@@ -155,6 +155,27 @@ def failure_problems(r: Run, start: str, must_say: list[str]) -> list[str]:
     return problems
 
 
+def report_failure(tally: "Tally", name: str, r: Run, start: str, must_say: list[str]) -> None:
+    """Reports case `name`: `r` must be a clean failure (failure_problems), its stderr's first
+    line quoted when it is not."""
+    problems = failure_problems(r, start, must_say)
+    tally.report(name, "; ".join(problems) + f": {first_line(r.stderr)}" if problems else None)
+
+
+def hf2dsc_build(importer: str, dscc: str, checkpoint: str, out: str, so: str,
+                 entries: list[str], timeout: float) -> str | None:
+    """Imports a save_pretrained directory with hf2dsc into `out` and builds `entries` into
+    `so`; the step that failed and its first line of stderr, or None."""
+    r = run([sys.executable, importer, checkpoint, "-o", out], timeout)
+    if r.rc != 0:
+        return f"hf2dsc: exit {r.rc}: {first_line(r.stderr)}"
+    r = run([dscc, "build", os.path.join(out, "model.dsc"), *[f"--entry={e}" for e in entries],
+             "-o", so], timeout)
+    if r.rc != 0:
+        return f"dscc build: exit {r.rc}: {first_line(r.stderr)}"
+    return None
+
+
 class Tally:
     """A check's cases: a PASS or FAIL line each, then `N passed, M failed`."""
 
