@@ -100,9 +100,9 @@ bool Target::offers(std::string_view symbol) const {
 
 bool Target::offers(const LibraryRoutine& routine) const { return routine.target == kind; }
 
-const LibraryRoutine* Target::preferred_routine(RoutineRole role) const {
+const LibraryRoutine* Target::preferred_routine(RoutineRole role, DType dtype) const {
   for (const LibraryRoutine& r : all_library_routines())
-    if (r.role == role && r.preferred && offers(r)) return &r;
+    if (r.role == role && r.dtype == dtype && r.preferred && offers(r)) return &r;
   return nullptr;
 }
 

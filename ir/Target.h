@@ -70,10 +70,11 @@ struct Target {
   // Whether library routine `symbol` ("blas.sgemm") has an implementation on this target.
   bool offers(std::string_view symbol) const;
   bool offers(const LibraryRoutine& routine) const;
-  // The routine of `role` legalize picks unless the user names another (the table's
-  // `preferred` column): Matmul is dsc.sgemm on the CPU and cublas.sgemm on CUDA, Conv2d
-  // dsc.conv2d and cudnn.conv2d. Null when the target has none.
-  const LibraryRoutine* preferred_routine(RoutineRole role) const;
+  // The routine of `role` over `dtype` legalize picks unless the user names another (the
+  // table's `preferred` column): f32 Matmul is dsc.sgemm on the CPU and cublas.sgemm on CUDA,
+  // bf16 and f16 dsc.gemm_bf16 and dsc.gemm_f16 on the CPU, Conv2d dsc.conv2d and
+  // cudnn.conv2d. Null when the target has none.
+  const LibraryRoutine* preferred_routine(RoutineRole role, DType dtype = DType::F32) const;
   // "cpu (native)", "cpu (znver3, 512-bit vectors)", "cuda (sm_80, sm_90)".
   std::string describe() const;
 };

@@ -187,6 +187,27 @@ void dsc_rt_gemm_f32_strided_epilogue(const float* a, const float* bm, float* c,
                                       int64_t num_symbols, int64_t rows_slot,
                                       int64_t first_row_slot);
 
+// Routines "dsc.gemm_bf16" and "dsc.gemm_f16": dsc_rt_gemm_f32_strided and its epilogue form
+// with A, B and C in bf16 or f16 (their bits; strides in elements). Each element of C is the
+// sum of the products accumulated in f32 and rounded once (runtime/gemm/HalfGemm.h); an
+// epilogue runs on the rounded rows.
+typedef void dsc_strided_half_gemm_fn(const uint16_t* a, const uint16_t* bm, uint16_t* c,
+                                      const dsc_strided_product* product);
+dsc_strided_half_gemm_fn dsc_rt_gemm_bf16_strided;
+dsc_strided_half_gemm_fn dsc_rt_gemm_f16_strided;
+void dsc_rt_gemm_bf16_strided_epilogue(const uint16_t* a, const uint16_t* bm, uint16_t* c,
+                                       const dsc_strided_product* product,
+                                       dsc_kernel_fn epilogue, void* const* buffers,
+                                       const int64_t* row_bytes, int64_t num_buffers,
+                                       const int64_t* symbols, int64_t num_symbols,
+                                       int64_t rows_slot, int64_t first_row_slot);
+void dsc_rt_gemm_f16_strided_epilogue(const uint16_t* a, const uint16_t* bm, uint16_t* c,
+                                      const dsc_strided_product* product, dsc_kernel_fn epilogue,
+                                      void* const* buffers, const int64_t* row_bytes,
+                                      int64_t num_buffers, const int64_t* symbols,
+                                      int64_t num_symbols, int64_t rows_slot,
+                                      int64_t first_row_slot);
+
 // Routine "dsc.sgemm_chain": C = epilogue(A @ B) @ D over a batch of products, a block of A's
 // rows at a time (runtime/gemm/Chain.cpp), so A @ B (attention's scores) is never stored whole.
 // `chain` describes both products (dsc_strided_chain); each block of rows of A @ B lies dense in

@@ -18,6 +18,7 @@
 #include "ir/DLDataType.h"
 #include "ir/Type.h"
 #include "runtime/Tensor.h"
+#include "support/HalfFloat.h"
 
 namespace dsc::reference {
 
@@ -60,11 +61,11 @@ int64_t load_i(const Value& v, int64_t i);
 void store_f(Value& v, int64_t i, double x);
 void store_i(Value& v, int64_t i, int64_t x);
 
-// f16/bf16 bit conversions (round to nearest even).
-uint16_t float_to_half(float f);
-float half_to_float(uint16_t h);
-uint16_t float_to_bf16(float f);
-float bf16_to_float(uint16_t h);
+// f16/bf16 bit conversions (round to nearest even): support/HalfFloat.h's.
+using dsc::bf16_to_float;
+using dsc::float_to_bf16;
+using dsc::float_to_half;
+using dsc::half_to_float;
 
 // "f32[2, 3]"
 std::string type_string(ir::DType dtype, const std::vector<int64_t>& shape);

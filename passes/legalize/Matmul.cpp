@@ -1,6 +1,7 @@
-// matmul. On f32, when the target offers the GEMM routine chosen (PassContext::gemm_routine,
-// else the target's: dsc.sgemm on the CPU, cublas.sgemm on CUDA) and each operand has either the result's
-// full batch or none (its batch dims absent or all 1), a library call of "blas.sgemm", which
+// matmul. When the target offers a GEMM routine for the dtype (on f32 the one chosen,
+// PassContext::gemm_routine, else the target's: dsc.sgemm on the CPU, cublas.sgemm on CUDA;
+// dsc.gemm_bf16 and dsc.gemm_f16 on the CPU) and each operand has either the result's full
+// batch or none (its batch dims absent or all 1), a library call of the routine, which
 // the materializer makes a call to an extern whose signature is the two operand types and the
 // result type: the host folds a's leading dims into m when b has no
 // batch, and runs a strided batch otherwise. An operand whose batch dims are all 1 is first
@@ -47,11 +48,13 @@ ir::Expr matrix(const ir::Expr& x, FnContext& ctx) {
 std::optional<ComputeDesc> blas(const ir::BoundArgs& args, const ir::Type& type, FnContext& ctx) {
   const ir::Type& at = args.types[0];
   const ir::Type& bt = args.types[1];
+  const DType d = type.dtype;
   const ir::LibraryRoutine* routine =
-      ctx.pass().gemm_routine ? ctx.pass().gemm_routine
-                              : ctx.pass().target.preferred_routine(ir::RoutineRole::Matmul);
+      d == DType::F32 && ctx.pass().gemm_routine
+          ? ctx.pass().gemm_routine
+          : ctx.pass().target.preferred_routine(ir::RoutineRole::Matmul, d);
   if (!routine || !ctx.pass().target.offers(*routine)) return std::nullopt;
-  if (type.dtype != DType::F32 || at.weak || bt.weak || at.rank() < 2 || bt.rank() < 2 ||
+  if (at.dtype != d || bt.dtype != d || at.weak || bt.weak || at.rank() < 2 || bt.rank() < 2 ||
       !args[0].is<ir::Var>() || !args[1].is<ir::Var>())
     return std::nullopt;
   std::vector<sym::Expr> out_batch(type.shape.begin(), type.shape.end() - 2);

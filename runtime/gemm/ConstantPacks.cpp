@@ -13,14 +13,18 @@ namespace dsc::runtime::gemm {
 
 namespace {
 
-// One layout of one B: where it starts, its shape and strides, and the kernels' panel width.
+// One layout of one B: where it starts, its shape and strides, the kernels' panel width, and
+// what made the panels (null: B read from memory; a PanelSource's pack function: a 16-bit B
+// widened or paired).
+using PanelFn = void (*)(const void*, int64_t, int64_t, int64_t, int64_t, int64_t, float*);
 struct PackKey {
-  const float* b;
+  const void* b;
   int64_t n, k, b_row, b_col;
   const GemmKernels* kernels;
+  PanelFn panels;
   bool operator<(const PackKey& o) const {
-    return std::tie(b, n, k, b_row, b_col, kernels) <
-           std::tie(o.b, o.n, o.k, o.b_row, o.b_col, o.kernels);
+    return std::tie(b, n, k, b_row, b_col, kernels, panels) <
+           std::tie(o.b, o.n, o.k, o.b_row, o.b_col, o.kernels, o.panels);
   }
 };
 
@@ -50,13 +54,13 @@ Range* containing(Registry& r, uintptr_t begin, uintptr_t end) {
 std::shared_ptr<const float[]> pack_whole(const GemmKernels& K, const Product& p) {
   const int64_t nr = K.nr, nc_max = column_block(nr);
   std::shared_ptr<float[]> out(new (std::nothrow)
-                                   float[static_cast<size_t>(packed_b_floats(p.n, p.k, nr))]);
+                                   float[static_cast<size_t>(packed_b_floats(K, p.n, p.k))]);
   if (!out) return nullptr; // no memory for the pack: the product packs as it goes
   for (int64_t j0 = 0; j0 < p.n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, p.n - j0);
     for (int64_t p0 = 0; p0 < p.k; p0 += kKc)
-      pack_b(p, nr, p0, std::min(kKc, p.k - p0), j0, nc,
-             out.get() + packed_b_offset(j0, p0, p.n, p.k, nr), 0, ceil_div(nc, nr));
+      pack_b(K, p, p0, std::min(kKc, p.k - p0), j0, nc,
+             out.get() + packed_b_offset(K, j0, p0, p.n, p.k), 0, ceil_div(nc, nr));
   }
   return out;
 }
@@ -110,10 +114,13 @@ size_t constant_pack_count() {
 
 std::shared_ptr<const float[]> constant_pack(const GemmKernels& K, const Product& p) {
   Registry& r = registry();
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(p.b);
+  if (p.b_panels && !p.b_panels->data) return nullptr; // panels made anew each time
+  const void* data = p.b_panels ? p.b_panels->data : p.b;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
   const int64_t last = (p.k - 1) * p.b_row + (p.n - 1) * p.b_col; // B's last element
-  const uintptr_t end = begin + static_cast<uintptr_t>((last + 1) * 4);
-  const PackKey key{p.b, p.n, p.k, p.b_row, p.b_col, &K};
+  const uintptr_t end = begin + (p.b_panels ? p.b_panels->bytes
+                                            : static_cast<uintptr_t>((last + 1) * 4));
+  const PackKey key{data, p.n, p.k, p.b_row, p.b_col, &K, p.b_panels ? p.b_panels->pack : nullptr};
   {
     std::shared_lock lock(r.mutex);
     if (r.ranges.empty()) return nullptr;

@@ -25,7 +25,8 @@ bool is_constant(const void* data, size_t bytes);
 // How many packs exist (for tests).
 size_t constant_pack_count();
 
-// B of `p` packed for `kernels`, when all of B lies in declared constant memory; else null.
+// B of `p` packed for `kernels`, when all of B lies in declared constant memory (B's memory, or
+// the memory its PanelSource names); else null.
 std::shared_ptr<const float[]> constant_pack(const GemmKernels& kernels, const Product& p);
 
 } // namespace dsc::runtime::gemm

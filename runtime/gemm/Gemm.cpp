@@ -14,6 +14,8 @@
 #include "runtime/Matmul.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/gemm/ConstantPacks.h"
+#include "runtime/gemm/Driver.h"
+#include "runtime/gemm/HalfGemm.h"
 #include "runtime/gemm/Packing.h"
 #include "runtime/gemm/Scratch.h"
 
@@ -30,8 +32,12 @@ const GemmKernels* const kAllKernels[] = {&kGenericKernels};
 
 bool cpu_runs(const GemmKernels& k) {
 #if defined(__x86_64__)
-  if (&k == &kAvx512Kernels) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-  if (&k == &kAvx2Kernels) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  // Their files are compiled with F16C too, for the 16-bit kernels beside them.
+  const bool f16c = __builtin_cpu_supports("f16c");
+  if (&k == &kAvx512Kernels)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") && f16c;
+  if (&k == &kAvx2Kernels)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
 #endif
   return &k == &kGenericKernels;
 }
@@ -45,6 +51,8 @@ const GemmKernels& choose_kernels() {
     }
   if (const char* env = std::getenv("DSC_GEMM_ISA"); env && *env) {
     if (const GemmKernels* asked = kernels_named(env)) return *asked;
+    // A 16-bit instruction set (avx512bf16) runs f32 products with its f32 kernels.
+    if (const HalfKernels* half = half_kernels_named(env)) return *half->f32;
     std::fprintf(stderr,
                  "dsc: warning: DSC_GEMM_ISA=%s is not an instruction set this CPU runs "
                  "(avx512, avx2 or generic); using %s\n",
@@ -55,14 +63,6 @@ const GemmKernels& choose_kernels() {
 
 thread_local Scratch packed_a_scratch;
 thread_local Scratch packed_b_scratch;
-
-// Runs f(begin, end) over [0, n): on the pool when `threads` > 1, else inline.
-template <typename F> void for_range(int threads, int64_t n, int64_t grain, F&& f) {
-  if (threads > 1 && n > grain)
-    global_thread_pool().parallel_for(n, grain, f);
-  else
-    f(0, n);
-}
 
 // Floats in the largest micro tile (AVX-512's 14 x 32).
 constexpr int64_t kMaxTile = 512;
@@ -98,7 +98,7 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
   const int64_t nc_max = column_block(nr);
   const int64_t a_panels = ceil_div(p.m, mr);
   const int64_t depth_blocks = ceil_div(p.k, kKc);
-  const int64_t a_block = a_panels * mr * kKc; // floats of A packed for one depth block
+  const int64_t a_block = a_panels * mr * packed_steps(K, kKc); // floats of A per depth block
   const bool whole_depth = prepacked && a_block * depth_blocks <= kWholeDepthFloats;
   float* pa = packed_a_scratch.get(whole_depth ? a_block * depth_blocks : a_block);
   // Up to three row blocks' rows (420 on AVX-512: A's depth block, 430 KB, stays in L2) are
@@ -112,8 +112,9 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
   const int64_t row_blocks =
       split_columns ? 1
                     : std::min(a_panels, ceil_div(ceil_div(a_panels, mc / mr), threads) * threads);
-  float* scratch_b = prepacked ? nullptr
-                              : packed_b_scratch.get(ceil_div(std::min(p.n, nc_max), nr) * nr * kKc);
+  float* scratch_b =
+      prepacked ? nullptr
+                : packed_b_scratch.get(ceil_div(std::min(p.n, nc_max), nr) * nr * packed_steps(K, kKc));
 
   if (whole_depth)
     for_range(threads, a_panels * depth_blocks, 4, [&](int64_t b, int64_t e) {
@@ -138,7 +139,7 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
     // Task t's tiles of depth block p0: A packed at `pa_block`, B at `pb`.
     auto tiles = [&](int64_t t, int64_t p0, const float* pa_block, const float* pb) {
       alignas(64) float tile[kMaxTile]; // an edge tile, MR x NR
-      const int64_t kc = std::min(kKc, p.k - p0);
+      const int64_t kc = std::min(kKc, p.k - p0), steps = packed_steps(K, kc);
       const bool accumulate = p0 > 0;
       const int64_t rb = row_block_of(t), cg = epilogue_per_block ? t / row_blocks : t % col_groups;
       const int64_t first_a = rb * a_panels / row_blocks;
@@ -147,11 +148,11 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
       for (int64_t jb = first_b; jb < last_b; ++jb) {
         const int64_t col = j0 + jb * nr;
         const int64_t cols = std::min(nr, p.n - col);
-        const float* bpanel = pb + jb * kc * nr;
+        const float* bpanel = pb + jb * steps * nr;
         for (int64_t ia = first_a; ia < last_a; ++ia) {
           const int64_t row = ia * mr;
           const int64_t rows = std::min(mr, p.m - row);
-          const float* apanel = pa_block + ia * kc * mr;
+          const float* apanel = pa_block + ia * steps * mr;
           float* c = p.c + row * p.ldc + col;
           if (cols == nr) {
             K.micro_tile[rows](kc, apanel, bpanel, c, p.ldc, accumulate);
@@ -183,7 +184,7 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
         for (int64_t t = b; t < e; ++t) {
           for (int64_t d = 0; d < depth_blocks; ++d)
             tiles(t, d * kKc, pa + d * a_block,
-                  prepacked + packed_b_offset(j0, d * kKc, p.n, p.k, nr));
+                  prepacked + packed_b_offset(K, j0, d * kKc, p.n, p.k));
           if (epilogue_per_block && last_columns) finish(t);
         }
       });
@@ -191,10 +192,10 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
     }
     for (int64_t p0 = 0; p0 < p.k; p0 += kKc) {
       const int64_t kc = std::min(kKc, p.k - p0);
-      const float* pb = prepacked ? prepacked + packed_b_offset(j0, p0, p.n, p.k, nr) : scratch_b;
+      const float* pb = prepacked ? prepacked + packed_b_offset(K, j0, p0, p.n, p.k) : scratch_b;
       if (!prepacked)
         for_range(threads, b_panels, 4,
-                  [&](int64_t b, int64_t e) { pack_b(p, nr, p0, kc, j0, nc, scratch_b, b, e); });
+                  [&](int64_t b, int64_t e) { pack_b(K, p, p0, kc, j0, nc, scratch_b, b, e); });
       for_range(threads, a_panels, 4, [&](int64_t b, int64_t e) { pack_a(K, p, p0, kc, pa, b, e); });
       const bool last = last_columns && p0 + kc >= p.k;
       for_range(threads, tasks, 1, [&](int64_t b, int64_t e) {
@@ -210,73 +211,13 @@ void packed(const GemmKernels& K, const Product& p, int threads, const float* pr
               [&](int64_t b, int64_t e) { epilogue->run(b, e - b); });
 }
 
-// m <= kSmallM: A and B read in place.
-// Needs rows of A contiguous, and rows or columns of B.
-bool small_m_reads(const Product& p) { return p.a_col == 1 && (p.b_col == 1 || p.b_row == 1); }
-
-// Whether the small-m path runs the product (Gemm.h: the buckets).
+// Whether the small-m path runs the product (Gemm.h: the buckets): it needs rows of A
+// contiguous, and rows or columns of B.
 bool runs_in_place(const GemmKernels& K, const Product& p) {
-  if (!small_m_reads(p)) return false;
+  if (!(p.a_col == 1 && (p.b_col == 1 || p.b_row == 1))) return false;
   if (p.m <= kSmallM) return true;
   return p.m <= kFewRows && p.b_col == 1 && p.n % K.width == 0 && p.k * p.n <= kInPlaceB;
 }
-
-void small_m(const GemmKernels& K, const Product& p, int threads) {
-  const int64_t mr = K.mr;
-  if (p.b_col == 1) {
-    const int64_t nr = K.nr;
-    const int64_t full = p.n / nr;
-    // Every row group of the columns at j that `tiles` (tiles[r]: r rows) cover, depth block p0.
-    using Tile = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool);
-    auto columns = [&](const Tile* tiles, int64_t j, int64_t p0) {
-      for (int64_t row = 0; row < p.m; row += mr)
-        tiles[std::min(mr, p.m - row)](std::min(kKc, p.k - p0), p.a + row * p.a_row + p0, p.a_row,
-                                       p.b + p0 * p.b_row + j, p.b_row, p.c + row * p.ldc + j,
-                                       p.ldc, p0 > 0);
-    };
-    // Depth blocks of kKc, so that the block of B (kKc x NR) stays in L1 across the rows.
-    for_range(threads, full, 4, [&](int64_t begin, int64_t end) {
-      for (int64_t jb = begin; jb < end; ++jb)
-        for (int64_t p0 = 0; p0 < p.k; p0 += kKc)
-          columns(K.small_m_tile, jb * nr, p0);
-    });
-    // The columns past the last full tile: whole vectors, then one by one.
-    const int64_t w = K.width;
-    const int64_t vectors = full * nr + (p.n - full * nr) / w * w;
-    for (int64_t p0 = 0; p0 < p.k; p0 += kKc) {
-      for (int64_t j = full * nr; j < vectors; j += w)
-        columns(K.small_m_vector_tile, j, p0);
-      K.small_m_columns(p.m, p.n - vectors, std::min(kKc, p.k - p0), p.a + p0, p.a_row,
-                        p.b + p0 * p.b_row + vectors, p.b_row, p.c + vectors, p.ldc, p0 > 0);
-    }
-    return;
-  }
-  const int64_t full = p.n / 4;
-  for_range(threads, full, 16, [&](int64_t begin, int64_t end) {
-    for (int64_t jb = begin; jb < end; ++jb)
-      for (int64_t row = 0; row < p.m; row += mr)
-        K.small_m_dot4(std::min(mr, p.m - row), p.k, p.a + row * p.a_row, p.a_row,
-                       p.b + jb * 4 * p.b_col, p.b_col, p.c + row * p.ldc + jb * 4, p.ldc);
-  });
-  for (int64_t i = 0; i < p.m; ++i)
-    for (int64_t j = full * 4; j < p.n; ++j) {
-      float sum = 0.0f;
-      for (int64_t q = 0; q < p.k; ++q)
-        sum += p.a[i * p.a_row + q] * p.b[j * p.b_col + q];
-      p.c[i * p.ldc + j] = sum;
-    }
-}
-
-// m * n * k, saturated.
-int64_t multiply_adds(int64_t m, int64_t n, int64_t k) {
-  int64_t mn = 0, mnk = 0;
-  if (__builtin_mul_overflow(m, n, &mn) || __builtin_mul_overflow(mn, k, &mnk))
-    return std::numeric_limits<int64_t>::max();
-  return mnk;
-}
-
-// Below this many multiply-adds a product runs on one thread (a pool loop costs microseconds).
-constexpr int64_t kParallelWork = 1 << 17;
 
 } // namespace
 
@@ -298,6 +239,8 @@ void check_epilogue_args(const char* entry, int64_t num_buffers, int64_t num_sym
 }
 
 void Epilogue::run(int64_t row0, int64_t rows) const {
+  if (finish_rows) finish_rows(finish_context, row0, rows);
+  if (!kernel) return;
   // The kernel's own arrays, shifted to the block: it may run on several threads at once.
   void* shifted[kMaxBuffers];
   int64_t values[kMaxSymbols];
@@ -332,92 +275,20 @@ void multiply(const GemmKernels& K, const Product& p, bool parallel, const Epilo
     if (epilogue) epilogue->run(0, p.m);
     return;
   }
-  int threads = 1;
-  if (parallel && !ThreadPool::inside_parallel_region() &&
-      multiply_adds(p.m, p.n, p.k) >= kParallelWork)
-    threads = global_thread_pool().num_threads();
+  const int threads = product_threads(parallel, p.m, p.n, p.k);
   // B that is a declared constant is packed once (ConstantPacks.h); then even a product of a
   // few rows is cheapest on the packed path.
-  std::shared_ptr<const float[]> constant = p.b_panels ? nullptr : constant_pack(K, p);
+  std::shared_ptr<const float[]> constant = constant_pack(K, p);
   if (constant || p.a_panels || p.b_panels)
     packed(K, p, threads, constant.get(), epilogue);
   else if (runs_in_place(K, p)) {
     // Split over columns, so no thread holds whole rows: the epilogue runs once, at the end.
-    small_m(K, p, threads);
+    small_m(K, K.mr, K.nr, K.width, threads, p.a, p.a_row, p.b, p.b_row, p.b_col, p.c, p.ldc, p.m,
+            p.n, p.k);
     if (epilogue) epilogue->run(0, p.m);
   } else
     packed(K, p, threads, nullptr, epilogue);
 }
-
-namespace {
-
-// How the products of a batch lie: product i is (outer, inner) = (i / inner_count,
-// i % inner_count) of a batch of at most two dims, and its A, B and C start at those indices
-// times their strides (0 for A or B: shared by the batch).
-struct Batch {
-  int64_t count = 1, inner_count = 1;
-  int64_t a_outer = 0, a_inner = 0, b_outer = 0, b_inner = 0, c_outer = 0, c_inner = 0;
-  int64_t at(int64_t i, int64_t outer, int64_t inner) const {
-    return i / inner_count * outer + i % inner_count * inner;
-  }
-  int64_t a_at(int64_t i) const { return at(i, a_outer, a_inner); }
-  int64_t b_at(int64_t i) const { return at(i, b_outer, b_inner); }
-  int64_t c_at(int64_t i) const { return at(i, c_outer, c_inner); }
-  // Whether the rows of `rows`-row blocks at stride `row` follow on from one product to the
-  // next (product i's at i * rows * row), given the strides `outer` and `inner`.
-  bool rows_follow(int64_t rows, int64_t row, int64_t outer, int64_t inner) const {
-    return (inner_count <= 1 || inner == rows * row) &&
-           (count <= inner_count || outer == inner_count * rows * row);
-  }
-};
-
-// The batch of products `p` (its a, b and c those of product 0, its ldc C's row stride), then
-// `epilogue` (null: none) over the rows of C viewed as (count * m) x n (C dense).
-void batched(Product p, const Batch& batch, const Epilogue* epilogue) {
-  const int64_t m = p.m, n = p.n, k = p.k;
-  if (batch.count <= 0 || batch.inner_count <= 0 || m <= 0 || n < 0 || k < 0) return;
-  if (n == 0) { // no elements, but the rows are final
-    if (epilogue) epilogue->run(0, batch.count * m);
-    return;
-  }
-  const GemmKernels& K = kernels();
-  // A batch of A whose rows follow on from one product to the next, times one B, into C whose
-  // rows follow on too, is one product with count * m rows.
-  const bool b_shared = batch.b_outer == 0 && batch.b_inner == 0;
-  if (batch.count > 1 && b_shared && batch.rows_follow(m, p.a_row, batch.a_outer, batch.a_inner) &&
-      batch.rows_follow(m, p.ldc, batch.c_outer, batch.c_inner)) {
-    p.m = batch.count * m;
-    multiply(K, p, true, epilogue);
-    return;
-  }
-  auto run = [&](int64_t begin, int64_t end, bool parallel) {
-    for (int64_t i = begin; i < end; ++i) {
-      Product q = p;
-      q.a = p.a + batch.a_at(i);
-      q.b = p.b + batch.b_at(i);
-      q.c = p.c + batch.c_at(i);
-      if (!epilogue) {
-        multiply(K, q, parallel);
-        continue;
-      }
-      Epilogue e = *epilogue; // product i holds rows [i * m, (i + 1) * m)
-      e.row_base += i * m;
-      multiply(K, q, parallel, &e);
-    }
-  };
-  const int64_t work = multiply_adds(m, n, k);
-  if (batch.count > 1 && !ThreadPool::inside_parallel_region() &&
-      work < kParallelWork * global_thread_pool().num_threads()) {
-    // Products too small to split well: one per thread at a time, whole.
-    int64_t grain = std::max<int64_t>(1, kParallelWork / std::max<int64_t>(work, 1));
-    global_thread_pool().parallel_for(batch.count, grain,
-                                      [&](int64_t b, int64_t e) { run(b, e, false); });
-    return;
-  }
-  run(0, batch.count, true);
-}
-
-} // namespace
 
 } // namespace dsc::runtime::gemm
 
@@ -441,24 +312,7 @@ extern "C" void dsc_rt_gemm_f32_strided_epilogue(const float* a, const float* bm
                                                  const int64_t* symbols, int64_t num_symbols,
                                                  int64_t rows_slot, int64_t first_row_slot) {
   using namespace dsc::runtime::gemm;
-  if (epilogue)
-    check_epilogue_args("dsc_rt_gemm_f32_strided_epilogue", num_buffers, num_symbols, rows_slot,
-                        first_row_slot);
-  const dsc_strided_product& s = *product;
-  if (!dsc::runtime::layout_valid(s)) return; // documented as doing nothing
-  const Product p{.a = a + s.a_offset, .b = bm + s.b_offset, .c = c + s.c_offset, .m = s.m,
-                  .n = s.n, .k = s.k, .a_row = s.a_row, .a_col = s.a_col, .b_row = s.b_row,
-                  .b_col = s.b_col, .ldc = s.c_row};
-  const Batch b{s.batch, s.inner, s.a_outer, s.a_inner, s.b_outer, s.b_inner, s.c_outer, s.c_inner};
-  if (!epilogue) {
-    batched(p, b, nullptr);
-    return;
-  }
-  // The epilogue's rows are those of a dense C (documented as doing nothing otherwise).
-  if (s.c_offset != 0 || s.c_row != s.n || !b.rows_follow(s.m, s.n, s.c_outer, s.c_inner))
-    return;
-  const Epilogue e{.kernel = epilogue, .buffers = buffers, .row_bytes = row_bytes,
-                   .num_buffers = num_buffers, .symbols = symbols, .num_symbols = num_symbols,
-                   .rows_slot = rows_slot, .first_row_slot = first_row_slot};
-  batched(p, b, &e);
+  strided_entry("dsc_rt_gemm_f32_strided_epilogue", kernels(), Product{.a = a, .b = bm, .c = c},
+                *product, epilogue, buffers, row_bytes, num_buffers, symbols, num_symbols,
+                rows_slot, first_row_slot);
 }

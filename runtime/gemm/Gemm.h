@@ -40,6 +40,7 @@
 // Two products chained (C = epilogue(A @ B) @ D, a block of rows at a time) are
 // runtime/gemm/Chain.cpp's.
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -68,10 +69,18 @@ constexpr int64_t kInPlaceB = 16384;
 // kc steps of mr floats (passed as nr), zeros past cols. A convolution's unrolled windows come
 // so (runtime/Conv2d.cpp): never stored whole, each panel made from the input as the product
 // needs it.
+// A source whose kernels take depth in pairs (GemmKernels::depth_step 2) writes their layout:
+// ceil(kc / 2) steps of nr words. A 16-bit operand comes so too (runtime/gemm/HalfGemm.h),
+// widened or paired as it is packed.
 struct PanelSource {
   void (*pack)(const void* context, int64_t p0, int64_t kc, int64_t col, int64_t cols, int64_t nr,
                float* out) = nullptr;
   const void* context = nullptr;
+  // The memory B's panels are made from, when it may be declared constant
+  // (runtime/gemm/ConstantPacks.h): then the whole pack is kept, as for a B read from memory.
+  // Null for panels made anew each time (a convolution's windows).
+  const void* data = nullptr;
+  size_t bytes = 0;
 };
 
 struct Product {
@@ -103,6 +112,11 @@ struct Epilogue {
   int64_t rows_slot = 0;       // the symbol that receives a call's row count
   int64_t first_row_slot = -1; // the symbol that receives a call's first row (-1: none)
   int64_t row_base = 0;
+  // When not null, run on each block before the kernel (which may then be null), with the
+  // block's first row counted from this product's: a 16-bit product's rounding of its f32 rows
+  // into the result (runtime/gemm/HalfGemm.cpp).
+  void (*finish_rows)(const void* context, int64_t row0, int64_t rows) = nullptr;
+  const void* finish_context = nullptr;
 
   // Calls the kernel on rows [row0, row0 + rows) of this product.
   void run(int64_t row0, int64_t rows) const;

@@ -1,20 +1,21 @@
-// The GEMM kernels for AVX-512 (compiled with -mavx512f -mfma): a 14 x 32 tile in 28 16-float
-// accumulators, of the 32 zmm registers (28 + 2 for B + 1 for A), and A's panels of 14 rows
-// packed 16 columns at a time by a transpose in registers.
+// The GEMM kernels for AVX-512 (compiled with -mavx512f -mfma -mf16c): a 14 x 32 tile in 28
+// 16-float accumulators, of the 32 zmm registers (28 + 2 for B + 1 for A), and A's panels of 14
+// rows packed 16 columns at a time by a transpose in registers; 16-bit operands widened, or bf16
+// multiplied in pairs where the CPU has AVX512_BF16 (runtime/gemm/KernelsAvx512Bf16.cpp).
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() (a value initialized from itself) as
+// the unused merge operand, which -Wmaybe-uninitialized reports once inlined here (and in
+// MicroKernel.h's conversions); no value of it is read. (Clang, which the fuzzers build with,
+// has no such warning.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include <immintrin.h>
 
 #include "runtime/gemm/MicroKernel.h"
 
 namespace {
 
-// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() (a value initialized from itself) as
-// the unused merge operand, which -Wmaybe-uninitialized reports once inlined here; no value of
-// it is read.
-// (Clang, which the fuzzers build with, has no such warning.)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 constexpr int kPanelRows = 14;
 
@@ -66,12 +67,13 @@ void pack_a_panel14(const float* a, int64_t a_row, int64_t kc, float* out, const
     for (int r = 0; r < kPanelRows; ++r) out[q * kPanelRows + r] = a[r * a_row + q];
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 } // namespace
 
 namespace dsc::runtime::gemm {
 const GemmKernels kAvx512Kernels = kernels_for<16, kPanelRows, 2>("avx512", &pack_a_panel14);
+const HalfKernels kAvx512HalfKernels =
+    half_kernels_for<16, kPanelRows, 2>("avx512", &kAvx512Kernels);
+const HalfKernels kAvx512Bf16HalfKernels = half_kernels_for<16, kPanelRows, 2>(
+    "avx512bf16", &kAvx512Kernels, &kAvx512Bf16PairKernels, &pack_bf16_pairs_avx512);
 } // namespace dsc::runtime::gemm

@@ -184,10 +184,13 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
   passes::PassContext ctx{diags, prover, options.target};
   ctx.fuse = options.fuse;
   if (!options.gemm.empty()) {
-    // The target's matmul routine of that provider (ir/LibraryRoutines.def).
+    // The target's f32 matmul routine of that provider (ir/LibraryRoutines.def); 16-bit
+    // products keep the target's own.
     std::string offered;
     for (const ir::LibraryRoutine& r : ir::all_library_routines()) {
-      if (r.role != ir::RoutineRole::Matmul || !options.target.offers(r)) continue;
+      if (r.role != ir::RoutineRole::Matmul || r.dtype != ir::DType::F32 ||
+          !options.target.offers(r))
+        continue;
       if (ir::routine_provider(r) == options.gemm) ctx.gemm_routine = &r;
       offered += (offered.empty() ? "" : ", ") + std::string(ir::routine_provider(r));
     }

@@ -100,6 +100,14 @@ inline std::vector<NumericCase> cases() {
       {"matmul_bias", "fn f(a: f32[M, K], w: f32[K, N], b: f32[N]) where K >= 1 { return matmul(a, w) + b }", {"M", "K", "N"}, 2, 1e-4},
       {"matmul_bias_gelu_tanh", "import nn\nfn f(a: f32[M, 48], w: f32[48, N], b: f32[1, N]) { return nn.gelu_tanh(b + matmul(a, w)) }", {"M", "N"}, 2, 1e-4},
       {"matmul_fold_batch_bias", "fn f(a: f32[B, S, 32], w: f32[32, N], b: f32[N]) { return matmul(a, w) + b }", {"B", "S", "N"}, 2, 1e-4},
+      // 16-bit products on dsc's GEMM (dsc.gemm_bf16, dsc.gemm_f16): accumulated in f32 and
+      // rounded once, as the reference does; B read in place, transposed, or packed.
+      {"matmul_2d_bf16", "fn f(a: bf16[M, K], b: bf16[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 2, 1e-2},
+      {"matmul_2d_f16", "fn f(a: f16[M, K], b: f16[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 2, 2e-3},
+      {"matmul_batched_bf16", "fn f(a: bf16[B, H, S, K], b: bf16[B, H, K, T]) { return matmul(a, b) }", {"B", "H", "S", "K", "T"}, 2, 1e-2},
+      {"matmul_transposed_f16", "fn f(a: f16[B, S, K], b: f16[B, T, K]) { return matmul(a, permute(b, [0, 2, 1])) }", {"B", "S", "K", "T"}, 2, 2e-3},
+      {"matmul_transposed_bf16", "fn f(a: bf16[S, K], b: bf16[T, K]) { return matmul(a, permute(b, [1, 0])) }", {"S", "K", "T"}, 2, 1e-2},
+      {"matmul_bias_gelu_bf16", "import nn\nfn f(a: bf16[M, 48], w: bf16[48, N], b: bf16[N]) { return nn.gelu_tanh(matmul(a, w) + b) }", {"M", "N"}, 2, 1e-2},
       {"matmul_i64", "fn f(a: i64[M, K], b: i64[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 10},
       {"conv2d", "fn f(x: f32[N, 3, H, W], w: f32[4, 3, 3, 3]) { return conv2d(x, w, padding=1) }", {"N", "H", "W"}, 2, 1e-4},
       {"conv2d_stride_dilation", "fn f(x: f32[N, 2, H, W], w: f32[3, 2, 2, 3]) where H >= 3, W >= 3 { return conv2d(x, w, stride=[2, 1], padding=[0, 1], dilation=2) }", {"N", "H", "W"}, 2, 1e-4, 3},
