@@ -14,7 +14,8 @@ namespace dsc::ir {
 
 constexpr DLDataType to_dl(DType d) {
   switch (d) {
-#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
+#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors, compute,      \
+                  tolerance)                                                                       \
   case DType::Enum:                                                                                \
     return DLDataType{static_cast<uint8_t>(dl_code), bits, 1};
 #include "ir/DTypes.def"

@@ -22,7 +22,8 @@ constexpr const char* kDeviceNouns[] = {
 };
 
 // kBool, kF32, ...: a dtype's bit in ir/TargetKinds.def's `native` and `widened` columns.
-#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
+#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors, compute,      \
+                  tolerance)                                                                       \
   constexpr unsigned k##Enum = 1u << static_cast<unsigned>(DType::Enum);
 #include "ir/DTypes.def"
 

@@ -12,11 +12,14 @@ struct DTypeInfo {
   int bits;
   bool is_float;
   bool is_int;
+  DType compute;
+  double tolerance;
 };
 // Indexed by the enumerator: both come from the same table in the same order.
 constexpr DTypeInfo kDTypes[] = {
-#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
-  {name, bits, is_float, is_int},
+#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors, compute,      \
+                  tolerance)                                                                       \
+  {name, bits, is_float, is_int, DType::compute, tolerance},
 #include "ir/DTypes.def"
 };
 
@@ -30,6 +33,12 @@ const char* dtype_name(DType d) {
 }
 int dtype_bits(DType d) {
   return info(d).bits;
+}
+DType compute_dtype(DType d) {
+  return info(d).compute;
+}
+double dtype_tolerance(DType d) {
+  return info(d).tolerance;
 }
 
 std::optional<DType> parse_dtype(std::string_view name) {

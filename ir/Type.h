@@ -35,6 +35,11 @@ std::optional<DType> parse_dtype(std::string_view name);
 // The names of all dtypes, for "did you mean" notes and keyword lists.
 std::vector<std::string> dtype_names();
 int dtype_bits(DType d); // in memory: bool is 8
+// What `d`'s arithmetic runs in and its reductions and products accumulate in (f32 for f16 and
+// bf16: ir/DTypes.def's `compute`), and how far a compiled result of `d` may be from the
+// reference interpreter's, relative to max(1, |reference|) (its `tolerance`).
+DType compute_dtype(DType d);
+double dtype_tolerance(DType d);
 bool is_float(DType d);
 bool is_int(DType d); // the signed integer dtypes, not bool
 

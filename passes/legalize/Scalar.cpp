@@ -17,10 +17,6 @@ double literal_as_double(const LiteralValue& v) {
   return std::get<bool>(v) ? 1.0 : 0.0;
 }
 
-DType compute_dtype(DType d) {
-  return d == DType::F16 || d == DType::BF16 ? DType::F32 : d;
-}
-
 DType shared_dtype(const std::vector<ir::Type>& operand_types) {
   std::optional<DType> widest;
   auto rank = [](DType d) { return d == DType::Bool ? 0 : ir::is_int(d) ? 1 : 2; };

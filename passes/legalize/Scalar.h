@@ -24,8 +24,8 @@ using LiteralValue = std::variant<int64_t, double, bool>;
 // A literal's value as a double, as the interpreter's as_float reads it (true is 1.0).
 double literal_as_double(const LiteralValue& v);
 
-// The dtype arithmetic of `d` is done in: f32 for f16 and bf16, else d itself.
-ir::DType compute_dtype(ir::DType d);
+// The dtype arithmetic of `d` is done in: f32 for f16 and bf16, else d itself (ir/DTypes.def).
+using ir::compute_dtype;
 // The dtype operands share, as the shape rules unify them: a non-weak operand's, else the
 // widest literal kind (bool < int < float).
 ir::DType shared_dtype(const std::vector<ir::Type>& operand_types);

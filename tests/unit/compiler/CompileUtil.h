@@ -129,7 +129,7 @@ struct NumericCase {
   std::string source; // defines fn f
   std::vector<std::string> symbols;
   int64_t int_bound = 2;    // integer inputs are drawn from [0, int_bound); -1: [0, N)
-  double tolerance = 2e-5;  // relative to max(1, |expected|)
+  double tolerance = 2e-5;  // relative to max(1, |expected|); at least the output dtype's
   int64_t min_size = 1;     // every symbol is at least this (for cases with `where` clauses)
 };
 
@@ -191,10 +191,14 @@ inline std::string first_mismatch(const NumericCase& c, const CompiledProgram& p
     if (g.type_string() != e.type_string())
       return at + "output " + std::to_string(o) + " is " + g.type_string() + ", the reference's " +
              e.type_string();
+    // The case's tolerance, at least the output dtype's (ir/DTypes.def).
+    const double tolerance =
+        std::max(c.tolerance, ir::dtype_tolerance(*ir::parse_dtype(e.type_string().substr(
+                                  0, e.type_string().find('[')))));
     for (int64_t i = 0; i < e.numel(); ++i) {
       double want = element(e, i), have = element(g, i);
       bool same = (std::isnan(want) && std::isnan(have)) || want == have ||
-                  std::fabs(want - have) <= c.tolerance * std::max(1.0, std::fabs(want));
+                  std::fabs(want - have) <= tolerance * std::max(1.0, std::fabs(want));
       if (!same)
         return c.name + " at " + at + "output " + std::to_string(o) + " element " +
                std::to_string(i) + ": expected " + std::to_string(want) + ", got " +

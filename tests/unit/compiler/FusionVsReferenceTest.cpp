@@ -28,7 +28,7 @@ std::vector<FusionCase> cases() {
       // The first softmax's quotients are the second's input, row by row, each written in
       // place into the one output.
       {{"softmax_of_softmax", "import nn\nfn f(x: f32[B, T]) { return nn.softmax(nn.softmax(x) * 8.0) }", {"B", "T"}}, 1},
-      {{"f16_softmax", "import nn\nfn f(x: f16[B, T]) { return nn.softmax(x, axis=-1) }", {"B", "T"}, 2, 2e-3}, 1},
+      {{"f16_softmax", "import nn\nfn f(x: f16[B, T]) { return nn.softmax(x, axis=-1) }", {"B", "T"}}, 1},
       // A row value something outside the group also reads is stored too.
       {{"row_value_escapes", "fn f(x: f32[B, T]) {\n  let m = max(x, axis=-1, keepdims=true)\n  return (exp(x - m), m * 2.0)\n}", {"B", "T"}}, 1},
       // ResNet's stem: the relu is computed where the pool reads the convolution (a padded

@@ -32,9 +32,9 @@ inline std::vector<NumericCase> cases() {
       {"cast_f32_i32", "fn f(a: f32[N]) { return cast(a * 10.0, dtype=\"i32\") }", {"N"}},
       {"cast_i64_f32", "fn f(a: i64[N]) { return cast(a, dtype=\"f32\") }", {"N"}, 1000},
       {"cast_f16", "fn f(a: f32[N]) { return cast(a, dtype=\"f16\") }", {"N"}, 2, 1e-3},
-      {"cast_bf16", "fn f(a: f32[N]) { return cast(a, dtype=\"bf16\") }", {"N"}, 2, 1e-2},
-      {"f16_compute", "fn f(a: f16[N, M], b: f16[M]) { return a * b + 1.0 }", {"N", "M"}, 2, 2e-3},
-      {"bf16_compute", "fn f(a: bf16[N], b: bf16[N]) { return exp(a) - b }", {"N"}, 2, 1e-2},
+      {"cast_bf16", "fn f(a: f32[N]) { return cast(a, dtype=\"bf16\") }", {"N"}},
+      {"f16_compute", "fn f(a: f16[N, M], b: f16[M]) { return a * b + 1.0 }", {"N", "M"}},
+      {"bf16_compute", "fn f(a: bf16[N], b: bf16[N]) { return exp(a) - b }", {"N"}},
       {"f64_compute", "fn f(a: f64[N]) { return exp(a) + tanh(a) }", {"N"}, 2, 1e-9},
       // Unary math.
       {"exp", "fn f(a: f32[N, M]) { return exp(a * 10.0) }", {"N", "M"}},
@@ -48,7 +48,7 @@ inline std::vector<NumericCase> cases() {
       // Arguments far from 0, where the reduction by pi/2 must be exact to many bits.
       {"sin_cos_large", "fn f(a: f32[N]) { return (sin(a * 100000.0), cos(a * 3e30)) }", {"N"}},
       {"sin_cos_f64", "fn f(a: f64[N]) { return sin(a * 7.0) - cos(a * 1e6) }", {"N"}, 2, 1e-9},
-      {"sin_f16", "fn f(a: f16[N]) { return sin(a * 4.0) * cos(a) }", {"N"}, 2, 2e-3},
+      {"sin_f16", "fn f(a: f16[N]) { return sin(a * 4.0) * cos(a) }", {"N"}},
       // Reductions.
       {"sum_last", "fn f(x: f32[B, S, D]) { return sum(x, axis=-1) }", {"B", "S", "D"}, 2, 1e-4},
       {"sum_middle_keep", "fn f(x: f32[B, S, D]) { return sum(x, axis=1, keepdims=true) }", {"B", "S", "D"}, 2, 1e-4},
@@ -102,12 +102,12 @@ inline std::vector<NumericCase> cases() {
       {"matmul_fold_batch_bias", "fn f(a: f32[B, S, 32], w: f32[32, N], b: f32[N]) { return matmul(a, w) + b }", {"B", "S", "N"}, 2, 1e-4},
       // 16-bit products on dsc's GEMM (dsc.gemm_bf16, dsc.gemm_f16): accumulated in f32 and
       // rounded once, as the reference does; B read in place, transposed, or packed.
-      {"matmul_2d_bf16", "fn f(a: bf16[M, K], b: bf16[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 2, 1e-2},
-      {"matmul_2d_f16", "fn f(a: f16[M, K], b: f16[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 2, 2e-3},
-      {"matmul_batched_bf16", "fn f(a: bf16[B, H, S, K], b: bf16[B, H, K, T]) { return matmul(a, b) }", {"B", "H", "S", "K", "T"}, 2, 1e-2},
-      {"matmul_transposed_f16", "fn f(a: f16[B, S, K], b: f16[B, T, K]) { return matmul(a, permute(b, [0, 2, 1])) }", {"B", "S", "K", "T"}, 2, 2e-3},
-      {"matmul_transposed_bf16", "fn f(a: bf16[S, K], b: bf16[T, K]) { return matmul(a, permute(b, [1, 0])) }", {"S", "K", "T"}, 2, 1e-2},
-      {"matmul_bias_gelu_bf16", "import nn\nfn f(a: bf16[M, 48], w: bf16[48, N], b: bf16[N]) { return nn.gelu_tanh(matmul(a, w) + b) }", {"M", "N"}, 2, 1e-2},
+      {"matmul_2d_bf16", "fn f(a: bf16[M, K], b: bf16[K, N]) { return matmul(a, b) }", {"M", "K", "N"}},
+      {"matmul_2d_f16", "fn f(a: f16[M, K], b: f16[K, N]) { return matmul(a, b) }", {"M", "K", "N"}},
+      {"matmul_batched_bf16", "fn f(a: bf16[B, H, S, K], b: bf16[B, H, K, T]) { return matmul(a, b) }", {"B", "H", "S", "K", "T"}},
+      {"matmul_transposed_f16", "fn f(a: f16[B, S, K], b: f16[B, T, K]) { return matmul(a, permute(b, [0, 2, 1])) }", {"B", "S", "K", "T"}},
+      {"matmul_transposed_bf16", "fn f(a: bf16[S, K], b: bf16[T, K]) { return matmul(a, permute(b, [1, 0])) }", {"S", "K", "T"}},
+      {"matmul_bias_gelu_bf16", "import nn\nfn f(a: bf16[M, 48], w: bf16[48, N], b: bf16[N]) { return nn.gelu_tanh(matmul(a, w) + b) }", {"M", "N"}},
       {"matmul_i64", "fn f(a: i64[M, K], b: i64[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 10},
       {"conv2d", "fn f(x: f32[N, 3, H, W], w: f32[4, 3, 3, 3]) { return conv2d(x, w, padding=1) }", {"N", "H", "W"}, 2, 1e-4},
       {"conv2d_stride_dilation", "fn f(x: f32[N, 2, H, W], w: f32[3, 2, 2, 3]) where H >= 3, W >= 3 { return conv2d(x, w, stride=[2, 1], padding=[0, 1], dilation=2) }", {"N", "H", "W"}, 2, 1e-4, 3},
@@ -124,7 +124,7 @@ inline std::vector<NumericCase> cases() {
       {"max_pool2d_i32", "fn f(x: i32[N, C, H, W]) { return max_pool2d(x, [2, 3], stride=[1, 2], padding=[1, 2]) }", {"N", "C", "H", "W"}, 100},
       {"avg_pool2d", "fn f(x: f32[N, C, H, W]) { return avg_pool2d(x, 3, stride=2, padding=1) }", {"N", "C", "H", "W"}, 2, 1e-5},
       {"avg_pool2d_include_pad", "fn f(x: f32[N, C, H, W]) { return avg_pool2d(x, [3, 2], stride=1, padding=1, count_include_pad=true) }", {"N", "C", "H", "W"}, 2, 1e-5},
-      {"avg_pool2d_f16", "fn f(x: f16[N, C, H, W]) where H >= 2, W >= 2 { return avg_pool2d(x, 2, padding=[0, 1]) }", {"N", "C", "H", "W"}, 2, 2e-3, 2},
+      {"avg_pool2d_f16", "fn f(x: f16[N, C, H, W]) where H >= 2, W >= 2 { return avg_pool2d(x, 2, padding=[0, 1]) }", {"N", "C", "H", "W"}, 2, 2e-5, 2},
       // Creation and shapes.
       {"arange", "fn f(x: f32[N]) { return cast(arange(0, N, 1), dtype=\"f32\") + x }", {"N"}},
       {"full_zeros", "fn f(x: f32[N, M]) { return x + full([N, M], 1.5) + zeros([M]) }", {"N", "M"}},
