@@ -15,7 +15,8 @@ struct RuntimeDType {
 };
 
 inline constexpr RuntimeDType kRuntimeDTypes[] = {
-#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors)                   \
+#define DSC_DTYPE(Enum, name, bits, dl_code, is_float, is_int, npy, safetensors, compute,      \
+                  tolerance)                                                                       \
   {name, {dl_code, bits, 1}, npy, safetensors},
 #include "ir/DTypes.def"
 };

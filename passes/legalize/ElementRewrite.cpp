@@ -32,6 +32,13 @@ protected:
     if (it == rw_.buffers.end()) return e;
     return ir::Load::make(load->dtype, it->second, load->indices, load->loc);
   }
+  // A cast to the dtype its value has already (a load replaced by a fused producer's unrounded
+  // value, fused_read in Scalar.h) is the value.
+  ir::PrimExpr mutate_node(const ir::Cast* node, const ir::PrimExpr& self) override {
+    ir::PrimExpr e = ir::IRMutator::mutate_node(node, self);
+    const ir::Cast* cast = e.as<ir::Cast>();
+    return cast && cast->value->dtype == cast->dtype ? cast->value : e;
+  }
   ir::PrimExpr mutate_node(const ir::LocalRef* node, const ir::PrimExpr& self) override {
     auto it = rw_.locals.find(node->name);
     if (it == rw_.locals.end()) return self;

@@ -344,8 +344,7 @@ bool Fuser::inline_map(FnItem& c, size_t k, FnItem& p, size_t o) {
       if (it != copies.end()) return it->second;
       Element copy = instantiate(d, pd, o, key);
       lets.insert(lets.end(), copy.lets.begin(), copy.lets.end());
-      ir::PrimExpr value = copy.value;
-      if (value->dtype != l.dtype) value = convert(value, l.dtype);
+      ir::PrimExpr value = fused_read(copy.value, l.dtype);
       bool leaf = value.is<ir::Load>() || value.is<ir::LocalRef>() || value.is<ir::Index>();
       if (reads[key] > 1 && !leaf && !consumer_guards) {
         std::string name = d.names.fresh(pd.op);

@@ -110,13 +110,14 @@ OptionResult parse_compile_option(const std::string& arg, CompileOptions* option
   } else if (arg == "--no-fusion") {
     options->fuse = false;
   } else if (arg.rfind("--gemm=", 0) == 0) {
-    // The providers of the table's matmul routines, per target: "dsc or blas (cpu), ...".
+    // The providers of the table's f32 matmul routines, per target: "dsc or blas (cpu), ...".
     std::string value = arg.substr(7), known;
     bool found = false;
     for (ir::TargetKind kind : ir::all_target_kinds()) {
       std::string names;
       for (const ir::LibraryRoutine& r : ir::all_library_routines()) {
-        if (r.role != ir::RoutineRole::Matmul || r.target != kind) continue;
+        if (r.role != ir::RoutineRole::Matmul || r.target != kind || r.dtype != ir::DType::F32)
+          continue;
         found |= ir::routine_provider(r) == value;
         names += (names.empty() ? "" : " or ") + std::string(ir::routine_provider(r));
       }
