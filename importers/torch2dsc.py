@@ -51,7 +51,7 @@ def check_args(ns: argparse.Namespace) -> str | None:
 
 
 def load(path: str):
-    from dscimport.torch_import import load_pt2
+    from dscimport.torch_load import load_pt2
     return load_pt2(path)
 
 

@@ -17,7 +17,8 @@ How a program is read:
   dim) gets its own symbol with a divisibility clause; torch's shape guards that are
   polynomial comparisons or divisibility become `where` clauses too.
 - Shapes come from the symbolic shapes torch recorded on each node, converted from sympy to
-  symdim.Dim; shape arithmetic (`sym_size`, `mul` of sizes) is folded the same way.
+  symdim.Dim (torch_symbols.py); shape arithmetic (`sym_size`, `mul` of sizes) is folded the
+  same way.
 - Each aten op becomes dsc through CONVERTERS (torch_node.py, filled by torch_ops.py,
   torch_nn.py, torch_layout.py and torch_index.py), high-level ops as nn.* composites (`aten.linear` is `nn.linear`,
   `aten.layer_norm` is `nn.layer_norm`), core ATen ops as dsc's primitive ops. An op whose
@@ -31,7 +32,6 @@ location from the node's stack trace), and `ImportFailure` lists them all at onc
 from __future__ import annotations
 
 import ast
-import logging
 import math
 import operator
 import re
@@ -40,7 +40,6 @@ from collections import Counter
 import numpy as np
 import sympy
 import torch
-from torch.utils._sympy import functions as symfn
 
 from . import symdim, torch_index, torch_layout, torch_nn, torch_ops
 from .common import (FOLD_LIMIT, ImportFailure, ImportResult, ModelError, Problem,
@@ -50,6 +49,7 @@ from .program import Call, Program, Value, identifier
 from .symdim import Dim, Undecided, dmax, dmin
 from .torch_node import (CONVERTERS, DTYPES, Node, UnsupportedArg, dsc_dtype, op_name,
                          short_op, tensor_array)
+from .torch_symbols import SymbolTable, range_bound, sympy_int
 
 # The converters register themselves in torch_node's CONVERTERS when their modules are
 # imported.
@@ -91,131 +91,6 @@ def location(fx) -> str:
         return ""
     path, line, fn, code = f
     return f"{path}:{line} in {fn}" + (f": {code}" if code else "")
-
-
-# ---------------------------------------------------------------------------------------------
-# Symbolic sizes (sympy, as torch records them) to symdim.Dim
-# ---------------------------------------------------------------------------------------------
-
-def _sympy_int(e) -> int | None:
-    try:
-        if isinstance(e, (int, np.integer)):
-            return int(e)
-        if getattr(e, "is_Integer", False):
-            return int(e)
-    except (TypeError, ValueError):
-        pass
-    return None
-
-
-_INFINITIES = ("IntInfinity", "NegativeIntInfinity", "Infinity", "NegativeInfinity")
-
-
-def _bound(v) -> int | None:
-    """A range bound as an int; None for torch's infinities."""
-    try:
-        # torch's own infinities by name: IntInfinity is not in every torch version's symfn.
-        if getattr(v, "is_infinite", False) or type(v).__name__ in _INFINITIES:
-            return None
-        return int(v)
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
-class SymbolTable:
-    """Maps torch's sympy symbols (`s77`) to dsc dims: a symbol of the function, or an
-    expression over one (a derived dim `2*S` bound as its own symbol D makes S `D/2`)."""
-
-    def __init__(self):
-        self.map: dict[sympy.Symbol, Dim] = {}
-        # A torch symbol that only a derived dim binds, as a rational expression over the
-        # derived dim's own symbol: S = (D - b)/a for an input dim D = a*S + b.
-        self.subst: dict[sympy.Symbol, sympy.Expr] = {}
-
-    def dim(self, e) -> int | Dim:
-        """A dsc dim for a torch size: an int, a SymInt or a sympy expression."""
-        if isinstance(e, torch.SymInt):
-            e = e.node.expr
-        if isinstance(e, (int, np.integer)) and not isinstance(e, bool):
-            return int(e)
-        if self.subst and isinstance(e, sympy.Basic):
-            e = e.xreplace(self.subst)
-        return symdim.simplify(self._expr(e))
-
-    def _polynomial(self, e) -> Dim | None:
-        """A polynomial with rational coefficients over bound symbols (after a derived
-        dim's substitution `4*S - 1` is `2*D - 1`), divided exactly where it must be."""
-        gens = sorted(e.free_symbols, key=str)
-        if not gens or not all(g in self.map for g in gens) or not e.is_polynomial(*gens):
-            return None
-        poly = sympy.Poly(sympy.expand(e), *gens)
-        coeffs = [sympy.Rational(c) for c in poly.coeffs()]
-        den = 1
-        for c in coeffs:
-            den = den * c.q // math.gcd(den, c.q)
-        out = Dim.const(0)
-        for monom, c in zip(poly.monoms(), coeffs):
-            term = Dim.const(int(c * den))
-            for g, k in zip(gens, monom):
-                for _ in range(k):
-                    term = term * self.map[g]
-            out = out + term
-        return out if den == 1 else out // den
-
-    def _expr(self, e) -> Dim:
-        v = _sympy_int(e)
-        if v is not None:
-            return Dim.const(v)
-        if self.subst and isinstance(e, (sympy.Add, sympy.Mul)):
-            p = self._polynomial(e)
-            if p is not None:
-                return p
-        if isinstance(e, sympy.Symbol):
-            d = self.map.get(e)
-            if d is None:
-                what = ("a data-dependent size (torch's unbacked symbol " + str(e) + ")"
-                        if str(e).startswith("u") else f"the size symbol {e}")
-                raise Unsupported(f"{what}, which no input's shape binds")
-            return d
-        args = [self._expr(a) for a in e.args] if isinstance(e, sympy.Basic) else []
-        if isinstance(e, sympy.Add):
-            out = Dim.const(0)
-            for a in args:
-                out = out + a
-            return out
-        if isinstance(e, sympy.Mul):
-            out = Dim.const(1)
-            for a in args:
-                out = out * a
-            return out
-        if isinstance(e, (sympy.Pow, symfn.PowByNatural)):
-            n = _sympy_int(e.args[1])
-            if n is not None and 0 <= n <= 8:
-                out = Dim.const(1)
-                for _ in range(n):
-                    out = out * args[0]
-                return out
-        if isinstance(e, (symfn.FloorDiv, symfn.CleanDiv)):
-            return args[0] // args[1]
-        if isinstance(e, symfn.CeilDiv):
-            return (args[0] + args[1] - 1) // args[1]
-        if isinstance(e, (symfn.Mod, symfn.PythonMod)):
-            return args[0] % args[1]
-        if isinstance(e, symfn.ModularIndexing):
-            return (args[0] // args[1]) % args[2]
-        if isinstance(e, (symfn.Min, sympy.Min)):
-            out = args[0]
-            for a in args[1:]:
-                out = dmin(out, a)
-            return out
-        if isinstance(e, (symfn.Max, sympy.Max)):
-            out = args[0]
-            for a in args[1:]:
-                out = dmax(out, a)
-            return out
-        if isinstance(e, symfn.Identity):
-            return args[0]
-        raise Unsupported(f"the size {e}, which dsc dims cannot express")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,7 +291,7 @@ class Importer:
         spec = self._spec_dims()
         ranges = {}
         for k, vr in (self.ep.range_constraints or {}).items():
-            ranges[k] = (_bound(vr.lower), _bound(vr.upper))
+            ranges[k] = (range_bound(vr.lower), range_bound(vr.upper))
         fresh = 0
         origin: dict[str, str] = {}
 
@@ -468,7 +343,7 @@ class Importer:
                     continue
                 poly = sympy.Poly(e, *free) if len(free) == 1 else None
                 coeffs = poly.all_coeffs() if poly is not None and poly.degree() == 1 else None
-                if coeffs is None or any(_sympy_int(c) is None for c in coeffs) or \
+                if coeffs is None or any(sympy_int(c) is None for c in coeffs) or \
                         int(coeffs[0]) <= 0:
                     raise ModelError(f"input '{fx.name}' has the dim {e} at axis {axis}, "
                                      f"which binds no symbol dsc can name")
@@ -1075,69 +950,6 @@ def to_dsc(exported_program, out_dir: str, name: str | None = None, *,
                             dim_names=dim_names, dynamic_shapes=dynamic_shapes)
     write_result(result, out_dir, stem)
     return result
-
-
-class _LoadErrors(logging.Handler):
-    """Keeps the exceptions torch.export.load logs (it logs why a file does not deserialize,
-    then raises an error that only says to look at the log)."""
-
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.errors: list[BaseException] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.exc_info and record.exc_info[1] is not None:
-            self.errors.append(record.exc_info[1])
-
-
-_UNREGISTERED = re.compile(r"Deserializing (\S+) in pytree failed because the serialized type "
-                           r"is not registered")
-_STAND_INS: dict[str, type] = {}
-
-
-def _register_stand_in(type_name: str) -> None:
-    """A pytree node registered under another package's serialized type name (transformers'
-    `ModelOutput` classes, a dataclass of the user's): the program's outputs are read as the
-    node's fields in order, which is all the importer needs, so the package is not imported."""
-    from torch.utils import _pytree as pytree
-
-    cls = type(type_name.rsplit(".", 1)[-1], (dict,), {"__module__": __name__})
-
-    def flatten(d):
-        return list(d.values()), list(d.keys())
-
-    def unflatten(values, keys):
-        return cls(zip(keys, values))
-
-    pytree.register_pytree_node(cls, flatten, unflatten, serialized_type_name=type_name)
-    _STAND_INS[type_name] = cls
-
-
-def load_pt2(path: str):
-    """torch.export.load, saying why a file does not load. A program that returns a type
-    registered with torch's pytree by another package (transformers' `ModelOutput`, such as
-    `BaseModelOutputWithPooling`) loads without that package: the type is registered here as
-    a stand-in whose fields are the program's outputs in order."""
-    handler = _LoadErrors()
-    logger = logging.getLogger("torch.export")
-    for _ in range(64):
-        handler.errors.clear()
-        # Only this handler hears torch's log while loading (torch prints it on stderr).
-        saved = logger.handlers[:], logger.propagate
-        logger.handlers[:] = [handler]
-        logger.propagate = False
-        try:
-            return torch.export.load(path)
-        except Exception as e:  # noqa: BLE001 - the cause is what torch logged, if anything
-            cause = handler.errors[-1] if handler.errors else e
-        finally:
-            logger.handlers[:], logger.propagate = saved
-        text = " ".join(str(cause).split())
-        m = _UNREGISTERED.search(text)
-        if m is None or m.group(1) in _STAND_INS:
-            raise RuntimeError(text or type(cause).__name__) from cause
-        _register_stand_in(m.group(1))
-    raise RuntimeError("the program's outputs use too many types unknown to torch's pytree")
 
 
 def supported_ops() -> list[str]:
