@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import symdim
+from . import dtypes, symdim
 
 # ---------------------------------------------------------------------------------------------
 # Errors
@@ -162,17 +162,18 @@ class Registry:
 # Types
 # ---------------------------------------------------------------------------------------------
 
-NP_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
-             "i32": np.int32, "i8": np.int8, "bool": np.bool_}
-FLOATS = ("f16", "bf16", "f32", "f64")
+# The NumPy types that hold each dtype's values (bf16 in float32: dtypes.py).
+NP_DTYPES = dtypes.NP_DTYPES
+FLOATS = dtypes.FLOATS
 INTS = ("i8", "i32", "i64")
 FOLD_LIMIT = 1 << 22  # ops on constants are evaluated at import time up to this many elements
 
 
 def dtype_of_array(a: np.ndarray) -> str:
+    """The dtype of a constant NumPy computed (float32 is f32; under --dtype, the target)."""
     for name, t in NP_DTYPES.items():
         if a.dtype == t:
-            return name
+            return dtypes.mapped(name)
     raise Unsupported(f"constant of numpy dtype {a.dtype}, which dsc does not have")
 
 

@@ -4,7 +4,9 @@ one was written."""
 
 from __future__ import annotations
 
+import json
 import os
+import struct
 import tempfile
 
 import numpy as np
@@ -43,10 +45,35 @@ def write_files(files: dict[str, bytes]) -> None:
         raise
 
 
+# NumPy types -> the dtype names of a .safetensors header. uint16 is bf16's bits: dsc has no
+# 16-bit integer dtype, and NumPy no bfloat16 (dtypes.py).
+SAFETENSORS_DTYPES = {np.dtype(np.float64): "F64", np.dtype(np.float32): "F32",
+                      np.dtype(np.float16): "F16", np.dtype(np.uint16): "BF16",
+                      np.dtype(np.int64): "I64", np.dtype(np.int32): "I32",
+                      np.dtype(np.int8): "I8", np.dtype(np.bool_): "BOOL"}
+
+
 def safetensors_bytes(weights: dict[str, np.ndarray]) -> bytes:
-    """The weights as a .safetensors file (the `safetensors` package's numpy writer)."""
-    from safetensors.numpy import save
-    return save({k: np.require(v, requirements="C") for k, v in weights.items()})
+    """The weights as a .safetensors file: 8 bytes of little-endian header length, the JSON
+    header (name -> dtype, shape, data_offsets; padded with spaces to a multiple of 8 bytes),
+    then each tensor's little-endian bytes in the order given, with no gaps. A uint16 array is
+    bf16 bits, stored as "BF16" (the safetensors package's NumPy writer would say "U16")."""
+    header: dict[str, object] = {}
+    chunks: list[bytes] = []
+    offset = 0
+    for name, a in weights.items():
+        dtype = SAFETENSORS_DTYPES.get(np.dtype(a.dtype))
+        if dtype is None:
+            raise ValueError(f"weight '{name}' has numpy dtype {a.dtype}, which has no "
+                             f"safetensors dtype here")
+        data = np.require(a, dtype=a.dtype.newbyteorder("<"), requirements="C").tobytes()
+        header[name] = {"dtype": dtype, "shape": [int(d) for d in a.shape],
+                        "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(chunks)
 
 
 def write_result(result: ImportResult, out_dir: str, stem: str) -> None:

@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import dsc_tables
+from . import dsc_tables, dtypes
 from .symdim import Dim, as_dim, dim_text, simplify
 
 # ---------------------------------------------------------------------------------------------
@@ -90,11 +90,18 @@ def literal_text(v, dtype: str) -> str | None:
     if not math.isfinite(f):
         return None
     # The shortest decimal that reads back as the same value (dsc parses a double and rounds
-    # it to the dtype): positional for ordinary magnitudes, else scientific.
-    t = np.float64(f) if dtype == "f64" else np.float32(f)
-    if f == 0.0 or 1e-4 <= abs(f) < 1e7:
+    # it to the dtype): positional for ordinary magnitudes, else scientific. A 16-bit float
+    # is the value rounded to its dtype (a finite one out of range saturates: dtypes.py).
+    if dtype in ("f16", "bf16"):
+        f = float(dtypes.round_to(f, dtype))
+        if not math.isfinite(f):
+            return None
+        s = dtypes.shortest_text(f, dtype).replace("e+", "e")
+    elif f == 0.0 or 1e-4 <= abs(f) < 1e7:
+        t = np.float64(f) if dtype == "f64" else np.float32(f)
         s = np.format_float_positional(t, unique=True, trim="0")
     else:
+        t = np.float64(f) if dtype == "f64" else np.float32(f)
         s = np.format_float_scientific(t, unique=True, trim="-").replace("e+", "e")
     if "e" in s:
         mant, exp = s.split("e")
@@ -476,6 +483,11 @@ class Program:
                 uses[id(r)] += 1
                 stack.append(r)
         return live, uses
+
+    def weight_arrays(self) -> dict[str, np.ndarray]:
+        """The live weights by name, as the .safetensors file stores them (bf16 as bits)."""
+        return {w.name: dtypes.storage(w.weight_data, w.dtype)
+                for w in self.live_weight_values()}
 
     def live_weight_values(self) -> list[Value]:
         if not hasattr(self, "live_weights"):
