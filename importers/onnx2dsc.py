@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Imports an ONNX model into dsc: a readable .dsc file and a .safetensors file of weights.
 
-    importers/onnx2dsc.py MODEL.onnx -o DIR [--name NAME]
+    importers/onnx2dsc.py MODEL.onnx -o DIR [--name NAME] [--dtype DT]
 
 writes DIR/NAME.dsc (one function, NAME, whose parameters are the model's inputs and then its
 weights) and DIR/NAME.safetensors (the weights, under the parameter names), and prints one
@@ -11,8 +11,10 @@ the model file's name without `.onnx`. Run the result with
     dscc run DIR/NAME.dsc --weights DIR/NAME.safetensors --input x=x.npy --output=out
 
 Dynamic dims become symbols (`dim_param` names, sanitized; unnamed ones D0, D1, ...), each with
-`where SYM >= 1`; shape computations are folded into symbolic shapes. docs/importers.md has
-the rules and the table of supported ops.
+`where SYM >= 1`; shape computations are folded into symbolic shapes. FLOAT16 and BFLOAT16
+tensors import as f16 and bf16; --dtype=bf16|f16|f32 converts every floating-point tensor
+(weights rounded to nearest even), integer tensors untouched. docs/importers.md has the rules
+and the table of supported ops.
 
 Exit status: 0 on success; 1 when the model cannot be read or some nodes cannot be imported
 (all of them are listed, and nothing is written); 2 on a usage error.
@@ -42,7 +44,7 @@ def load(path: str):
 
 def convert(model, name: str, source: str, ns):
     from dscimport.onnx_import import import_model
-    return import_model(model, name, source=source)
+    return import_model(model, name, source=source, dtype=ns.dtype)
 
 
 FRONTEND = cli.Frontend(

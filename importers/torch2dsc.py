@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Imports a torch.export program into dsc: a readable .dsc file and a .safetensors file.
 
-    importers/torch2dsc.py MODEL.pt2 -o DIR [--name NAME] [--dim SYM=NAME]...
+    importers/torch2dsc.py MODEL.pt2 -o DIR [--name NAME] [--dim SYM=NAME]... [--dtype DT]
 
 reads MODEL.pt2 (written by torch.export.save) with torch.export.load and writes DIR/NAME.dsc
 (one function, NAME, whose parameters are the program's inputs and then its weights) and
@@ -15,6 +15,8 @@ Dynamic dims become symbols with torch's ranges as `where` clauses (`1 <= S <= 5
 keeps no Dim names, so the symbols are D0, D1, ... unless named with --dim: `--dim x.1=S`
 (input x, axis 1) or `--dim s77=S` (torch's symbol). From Python, `to_dsc(ep, DIR)` in
 importers/dscimport/torch_import.py names them from the export itself.
+A program in bf16 or f16 imports in its dtypes; --dtype=bf16|f16|f32 converts every
+floating-point tensor (weights rounded to nearest even), integer tensors untouched.
 docs/importers.md has the rules and the table of supported ops.
 
 Exit status: 0 on success; 1 when the program cannot be read or some nodes cannot be imported
@@ -57,7 +59,7 @@ def load(path: str):
 
 def convert(ep, name: str, source: str, ns: argparse.Namespace):
     from dscimport.torch_import import import_program
-    return import_program(ep, name, source=source, dim_names=ns.dim_names)
+    return import_program(ep, name, source=source, dim_names=ns.dim_names, dtype=ns.dtype)
 
 
 FRONTEND = cli.Frontend(

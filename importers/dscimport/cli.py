@@ -21,6 +21,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 
+# What --dtype takes: dscimport/dtypes.py's TARGETS (not imported here: this module needs only
+# the standard library).
+DTYPE_CHOICES = ("bf16", "f16", "f32")
+
+
 @dataclass
 class Frontend:
     prog: str                # "onnx2dsc": the prefix of every message
@@ -58,6 +63,10 @@ def parse_args(fe: Frontend, argv: list[str]) -> argparse.Namespace:
                     "NAME.safetensors (created if missing)")
     ap.add_argument("--name", help="output file stem and function name (default: the model "
                     "file's name)")
+    ap.add_argument("--dtype", choices=DTYPE_CHOICES, help="convert every floating-point "
+                    "tensor (weights, inputs, outputs and the values between) to this dtype, "
+                    "rounding to nearest even; integer and bool tensors are untouched (default: "
+                    "keep the model's dtypes, bf16 and f16 included)")
     fe.add_args(ap)
     ap.add_argument("--traceback", action="store_true", help="print a Python traceback on an "
                     "internal error")

@@ -294,7 +294,7 @@ def lower_gather(x: Value, xe: Expr, axis: int, idx: Value, idx_e: Expr) -> Expr
 # cumsum
 # ---------------------------------------------------------------------------------------------
 
-CUMSUM_DTYPES = ("f16", "f32", "f64", "i32", "i64")
+CUMSUM_DTYPES = ("f16", "bf16", "f32", "f64", "i32", "i64")
 
 
 def cumsum_prim(dtype: str) -> tuple[str, str]:

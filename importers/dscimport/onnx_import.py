@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from . import onnx_conv, onnx_index, onnx_layout, onnx_ops, symdim
+from . import dtypes, onnx_conv, onnx_index, onnx_layout, onnx_ops, symdim
 from .common import (ImportFailure, ImportResult, ModelError, Problem, Unsupported,
                      no_converter)
 from .onnx_node import (CONVERTERS, MAX_OPSET, MIN_OPSET, Node, TensorProto, dtype_of_enum,
@@ -239,7 +239,7 @@ class Importer:
                                    f"(ONNX opset {self.opset}, {len(order)} node"
                                    f"{'' if len(order) == 1 else 's'}).")
         text = self.prog.text()
-        weights = {w.name: w.weight_data for w in self.prog.live_weight_values()}
+        weights = self.prog.weight_arrays()
         used_syms = [s for s in self.prog.symbols
                      if any(s in symdim.as_dim(d).symbols() for v in self.prog.inputs
                             for d in v.shape)]
@@ -283,8 +283,15 @@ def _node_inputs(nd) -> list[str]:
     return names
 
 
-def import_model(model, name: str, source: str = "model.onnx") -> ImportResult:
-    return Importer(model, name, source).run()
+def import_model(model, name: str, source: str = "model.onnx",
+                 dtype: str | None = None) -> ImportResult:
+    """The .dsc text and weights of an ONNX model; dtype ("bf16", "f16", "f32") converts every
+    floating-point tensor to it (dtypes.py). Raises ImportFailure or ModelError."""
+    with dtypes.converting(dtype):
+        imp = Importer(model, name, source)
+        if dtype:
+            imp.prog.header.append(dtypes.note(dtype))
+        return imp.run()
 
 
 def supported_ops() -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import symdim
-from .common import INTS, ModelError, NP_DTYPES, Unsupported
+from .common import FLOATS, INTS, ModelError, NP_DTYPES, Unsupported
 from .lowering import (CUMSUM_DTYPES, index_expr, lower_cumsum, lower_gather, lower_index,
                        uniform_fill)
 from .onnx_node import Node, converter, is_symbolic, norm_axis
@@ -184,7 +184,7 @@ def _cumsum(n: Node) -> None:
            "whose row is all masked, as torch's `_safe_softmax`")
 def _isnan(n: Node) -> None:
     x = n.input(0)
-    if x.dtype not in ("f16", "f32", "f64"):
+    if x.dtype not in FLOATS:
         raise ModelError(f"IsNaN of {x.dtype}")
     if x.is_const() and not is_symbolic(x.const):
         n.const_out(np.isnan(x.const), dtype="bool")

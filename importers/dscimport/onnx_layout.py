@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import symdim
+from . import dtypes, symdim
 from .common import (FOLD_LIMIT, INTS, NP_DTYPES, ModelError, Unsupported, axis_text,
                      same_shape)
 from .onnx_node import (Node, broadcast_shapes, contiguous, converter, finite_literal,
@@ -43,13 +43,14 @@ def _constant(n: Node) -> None:
         v = n.attr(key)
         if v is None:
             continue
+        dtype = None
         if key == "value":
-            arr, _ = tensor_array(v, "the constant")
+            arr, dtype = tensor_array(v, "the constant")
         elif key.startswith("value_float"):
             arr = np.array(v, dtype=np.float32)
         else:
             arr = np.array(v, dtype=np.int64)
-        n.const_out(arr)
+        n.const_out(arr, dtype=dtype)
         return
     for key in ("sparse_value", "value_string", "value_strings"):
         n.attr(key)
@@ -66,7 +67,7 @@ def _constant_of_shape(n: Node) -> None:
             raise ModelError(f"the value has {val.size} elements, not one")
         val = val.reshape(-1)[0]
     else:
-        val, dtype = np.float32(0.0), "f32"
+        val, dtype = np.float32(0.0), dtypes.mapped("f32")
     if any(isinstance(d, int) and d < 0 for d in dims):
         raise ModelError(f"ConstantOfShape of a negative dim: {dims}")
     if all(isinstance(d, int) for d in dims) and math.prod(dims) <= 4096:

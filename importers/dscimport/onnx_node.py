@@ -12,8 +12,8 @@ import re
 
 import numpy as np
 
-from . import symdim
-from .common import (INTS, NP_DTYPES, ModelError, Registry, Unsupported, dtype_of_array,
+from . import dtypes, symdim
+from .common import (INTS, ModelError, Registry, Unsupported, dtype_of_array,
                      same_shape)
 from .lowering import shape_value_expr
 from .program import Expr, Lit, Value, broadcast_axes, identifier, literal_text
@@ -34,21 +34,21 @@ except ImportError:  # pragma: no cover - the CLI reports a missing onnx first
 def _onnx_dtypes() -> dict[int, str]:
     return {
         TensorProto.FLOAT: "f32", TensorProto.DOUBLE: "f64", TensorProto.FLOAT16: "f16",
-        TensorProto.INT64: "i64", TensorProto.INT32: "i32", TensorProto.INT8: "i8",
-        TensorProto.BOOL: "bool",
+        TensorProto.BFLOAT16: "bf16", TensorProto.INT64: "i64", TensorProto.INT32: "i32",
+        TensorProto.INT8: "i8", TensorProto.BOOL: "bool",
     }
 
 
-
-
 def dtype_of_enum(elem_type: int, what: str) -> str:
+    """The dsc dtype of an ONNX element type (under --dtype, a float is the target:
+    dtypes.py)."""
     d = _onnx_dtypes().get(elem_type)
     if d is None:
         name = TensorProto.DataType.Name(elem_type) if elem_type in TensorProto.DataType.values() \
             else str(elem_type)
         raise Unsupported(f"{what} has element type {name}, which dsc does not have "
                           f"(it has {', '.join(sorted(set(_onnx_dtypes().values())))})")
-    return d
+    return dtypes.mapped(d)
 
 def tensor_array(t, what: str) -> tuple[np.ndarray, str]:
     """A TensorProto's value and dsc dtype. A type dsc lacks is Unsupported; dims or data
@@ -65,7 +65,7 @@ def tensor_array(t, what: str) -> tuple[np.ndarray, str]:
     if list(arr.shape) != list(t.dims):
         raise ModelError(f"{what} holds {arr.size} values, which do not fit its dims "
                          f"{list(t.dims)}")
-    return arr.astype(NP_DTYPES[dtype]), dtype
+    return dtypes.round_to(arr, dtype), dtype
 
 
 def finite_literal(v: float, dtype: str, what: str) -> str:
@@ -320,8 +320,8 @@ class Node:
         a = normalize(np.asarray(a))
         if dtype is None:
             dtype = "i64" if is_symbolic(a) else dtype_of_array(a)
-        elif not is_symbolic(a):
-            a = a.astype(NP_DTYPES[dtype]) if dtype in NP_DTYPES else a
+        if not is_symbolic(a):
+            a = dtypes.round_to(a, dtype)
         self.out(self.prog.constant(a, dtype, self.hint(i)), i)
 
     def define(self, expr: Expr, dtype: str, shape: list, i: int = 0) -> Value:

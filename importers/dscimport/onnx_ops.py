@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import symdim
-from .common import (FLOATS, FOLD_LIMIT, INTS, NP_DTYPES, ModelError, Unsupported, axis_text,
+from .common import (FLOATS, FOLD_LIMIT, INTS, ModelError, Unsupported, axis_text,
                      same_shape)
 from .onnx_node import (ROLES, Node, broadcast_shapes, contiguous, converter, dtype_of_enum,
                         finite_literal, generic_name, is_symbolic, norm_axis, same_dtype)
@@ -259,7 +259,7 @@ def _cast(n: Node) -> None:
             # as torch2dsc reads a size used as data.
             n.define(Call("cast", [n.operand(x)], [("dtype", Str(to))]), to, list(x.shape))
             return
-        n.const_out(x.const.astype(NP_DTYPES[to]), dtype=to)
+        n.const_out(x.const, dtype=to)
         return
     if to == x.dtype:
         n.out(x)

@@ -41,14 +41,14 @@ import numpy as np
 import sympy
 import torch
 
-from . import symdim, torch_index, torch_layout, torch_nn, torch_ops
+from . import dtypes, symdim, torch_index, torch_layout, torch_nn, torch_ops
 from .common import (FOLD_LIMIT, ImportFailure, ImportResult, ModelError, Problem,
                      Unsupported, no_converter)
 from .output import write_result
 from .program import Call, Program, Value, identifier
 from .symdim import Dim, Undecided, dmax, dmin
-from .torch_node import (CONVERTERS, DTYPES, Node, UnsupportedArg, dsc_dtype, op_name,
-                         short_op, tensor_array)
+from .torch_node import (CONVERTERS, DTYPES, TORCH_DTYPES, Node, UnsupportedArg, dsc_dtype,
+                         op_name, short_op, tensor_array)
 from .torch_symbols import SymbolTable, range_bound, sympy_int
 
 # The converters register themselves in torch_node's CONVERTERS when their modules are
@@ -529,7 +529,7 @@ class Importer:
             if not isinstance(t, torch.Tensor):
                 return None
             try:
-                dtype = DTYPES.get(t.dtype, "f32")
+                dtype = dtypes.mapped(DTYPES.get(t.dtype, "f32"))
                 shape = [self.symbols.dim(d) for d in t.shape]
             except Unsupported:
                 shape = []
@@ -697,7 +697,11 @@ class Importer:
                     if not v.is_const() or v.const.dtype == object:
                         raise _NotConst()
                     has_tensor[0] = True
-                    return torch.from_numpy(np.array(v.const))
+                    # In the dtype torch recorded: bf16 is held in float32, and --dtype
+                    # converts the constant while torch's graph keeps the source's dtypes.
+                    meta = raw.meta.get("val")
+                    return _torch_const(v, meta.dtype if isinstance(meta, torch.Tensor)
+                                        else None)
                 if isinstance(v, Dim):
                     if v.value() is None:
                         raise _NotConst()
@@ -713,7 +717,7 @@ class Importer:
             if isinstance(v, Value):
                 if not v.is_const() or v.const.dtype == object:
                     raise _NotConst()
-                return torch.from_numpy(np.array(v.const))
+                return _torch_const(v, None)
             return v
 
         try:
@@ -822,7 +826,7 @@ class Importer:
                    for g in self.guard_notes]
         self.prog.header[:0] = header
         text = self.prog.text()
-        weights = {w.name: w.weight_data for w in self.prog.live_weight_values()}
+        weights = self.prog.weight_arrays()
         used = set()
         for v in self.prog.inputs:
             for d in v.shape:
@@ -866,6 +870,12 @@ class _NotConst(Exception):
     pass
 
 
+def _torch_const(v: Value, dtype) -> torch.Tensor:
+    """A constant as a torch tensor of dtype (default: the constant's own)."""
+    t = torch.from_numpy(np.array(v.const))
+    return t.to(dtype if dtype is not None else TORCH_DTYPES[v.dtype])
+
+
 class _SkipGuard(Exception):
     pass
 
@@ -890,10 +900,12 @@ def _default_name(ep) -> str:
 
 
 def import_program(ep, name: str | None = None, source: str = "an ExportedProgram",
-                   dim_names: dict | None = None, dynamic_shapes=None) -> ImportResult:
+                   dim_names: dict | None = None, dynamic_shapes=None,
+                   dtype: str | None = None) -> ImportResult:
     """The .dsc text and weights of an ExportedProgram. dim_names maps torch symbols
     (`"s77"`) or input axes (`"x.0"`) to symbol names; dynamic_shapes is the spec given to
-    torch.export.export, whose Dims name the symbols. Raises ImportFailure (every node that
+    torch.export.export, whose Dims name the symbols; dtype ("bf16", "f16", "f32") converts
+    every floating-point tensor to it (dtypes.py). Raises ImportFailure (every node that
     cannot be imported), ModelError (not a program this importer can read)."""
     if not isinstance(ep, torch.export.ExportedProgram):
         what = type(ep).__name__
@@ -902,10 +914,10 @@ def import_program(ep, name: str | None = None, source: str = "an ExportedProgra
         raise ModelError(f"expected a torch.export.ExportedProgram, got {what}{hint}")
     name = name or _default_name(ep)
     ep, note = functionalized(ep)
-    imp = Importer(ep, name, source, dim_names, dynamic_shapes)
-    if note:
-        imp.notes.append(note)
-    return imp.run()
+    with dtypes.converting(dtype):
+        imp = Importer(ep, name, source, dim_names, dynamic_shapes)
+        imp.notes += [n for n in (note, dtype and dtypes.note(dtype)) if n]
+        return imp.run()
 
 
 def _mutating_ops(ep) -> list[str]:
@@ -938,16 +950,17 @@ def functionalized(ep):
 
 def to_dsc(exported_program, out_dir: str, name: str | None = None, *,
            dim_names: dict | None = None, dynamic_shapes=None,
-           source: str = "an ExportedProgram") -> ImportResult:
+           source: str = "an ExportedProgram", dtype: str | None = None) -> ImportResult:
     """Imports an ExportedProgram and writes OUT_DIR/NAME.dsc and OUT_DIR/NAME.safetensors,
-    both or neither. NAME defaults to the exported module's class name in snake case. The
-    result's `summary(source)` is the one-line summary torch2dsc prints."""
+    both or neither. NAME defaults to the exported module's class name in snake case; dtype
+    converts every floating-point tensor (import_program). The result's `summary(source)` is
+    the one-line summary torch2dsc prints."""
     stem = name or _default_name(exported_program) if isinstance(
         exported_program, torch.export.ExportedProgram) else (name or "model")
     if not stem or "/" in stem or stem in (".", ".."):
         raise ModelError(f"the name must be a file name, got '{stem}'")
     result = import_program(exported_program, identifier(stem, "model"), source=source,
-                            dim_names=dim_names, dynamic_shapes=dynamic_shapes)
+                            dim_names=dim_names, dynamic_shapes=dynamic_shapes, dtype=dtype)
     write_result(result, out_dir, stem)
     return result
 

@@ -12,7 +12,8 @@ import numpy as np
 import torch
 
 from . import symdim
-from .common import FLOATS, INTS, NP_DTYPES, Unsupported, axis_text, same_shape
+from .common import FLOATS, INTS, Unsupported, axis_text, same_shape
+from .dtypes import round_to
 from .program import Bin, Call, DimArg, Dims, Expr, Lit, Raw, Ref, Value
 from .torch_node import (TORCH_DTYPES, Node, UnsupportedArg, converter, norm_axis, op_name,
                          short_op)
@@ -172,9 +173,9 @@ def _batch_norm(n: Node) -> None:
     scale, shift = stats
     bshape = [c] + [1] * (x.rank - 2)
     hint = (w or mean).hint.rsplit("_", 1)[0] or "bn"
-    sc = n.prog.constant(scale.astype(NP_DTYPES[x.dtype]).reshape(bshape), x.dtype,
+    sc = n.prog.constant(round_to(scale, x.dtype).reshape(bshape), x.dtype,
                          hint + "_scale")
-    sh = n.prog.constant(shift.astype(NP_DTYPES[x.dtype]).reshape(bshape), x.dtype,
+    sh = n.prog.constant(round_to(shift, x.dtype).reshape(bshape), x.dtype,
                          hint + "_shift")
     v = n.define(Bin("+", Bin("*", n.operand(x), n.prog.operand(sc)), n.prog.operand(sh)),
                  x.dtype, x.shape)
@@ -348,11 +349,10 @@ def _conv(n: Node) -> None:
     if fold is not None:
         # As inference engines do (and onnx2dsc): w * s and (b - mean) * s + beta.
         bn_fx, scale, shift, bias_hint = fold
-        np_dtype = NP_DTYPES[x.dtype]
-        w = n.prog.constant((w.const.astype(np.float64) * scale[:, None, None, None])
-                            .astype(np_dtype), w.dtype, w.hint)
+        w = n.prog.constant(round_to(w.const.astype(np.float64) * scale[:, None, None, None],
+                                     x.dtype), w.dtype, w.hint)
         b0 = b.const.astype(np.float64) if b is not None else 0.0
-        b = n.prog.constant((b0 * scale + shift).astype(np_dtype), w.dtype, bias_hint)
+        b = n.prog.constant(round_to(b0 * scale + shift, x.dtype), w.dtype, bias_hint)
     xe: Expr = n.operand(x)
     if one_d:
         xe = Call("reshape", [xe, Dims([x.shape[0], x.shape[1], 1, x.shape[2]])])

@@ -12,8 +12,8 @@ import re
 import numpy as np
 import torch
 
-from . import symdim
-from .common import FLOATS, INTS, NP_DTYPES, Registry, Unsupported
+from . import dtypes, symdim
+from .common import FLOATS, INTS, Registry, Unsupported
 from .program import Call, Expr, Lit, Str, Value, literal_text
 from .lowering import shape_value_expr
 from .symdim import Dim
@@ -29,21 +29,28 @@ class UnsupportedArg(Unsupported):
 # ---------------------------------------------------------------------------------------------
 
 DTYPES = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
-          torch.int64: "i64", torch.int32: "i32", torch.int8: "i8", torch.bool: "bool"}
+          torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.int8: "i8",
+          torch.bool: "bool"}
 TORCH_DTYPES = {v: k for k, v in DTYPES.items()}
 
 
 def dsc_dtype(t, what: str) -> str:
+    """The dsc dtype of torch's dtype t (under --dtype, a float is the target: dtypes.py)."""
     d = DTYPES.get(t)
     if d is None:
         raise UnsupportedArg(f"{what} is {str(t).replace('torch.', '')}, which dsc cannot "
                              f"import (it takes {', '.join(sorted(DTYPES.values()))})")
-    return d
+    return dtypes.mapped(d)
 
 
 def tensor_array(t: torch.Tensor, what: str) -> tuple[np.ndarray, str]:
+    """A tensor's values as NumPy holds its dsc dtype (bf16 in float32), rounded to that
+    dtype when --dtype converts it, and the dtype."""
     dtype = dsc_dtype(t.dtype, what)
-    return t.detach().cpu().contiguous().numpy().copy(), dtype
+    same = DTYPES[t.dtype] == dtype
+    t = t.detach().cpu().contiguous()
+    arr = (t.float() if t.dtype == torch.bfloat16 else t).numpy().copy()
+    return (arr if same else dtypes.round_to(arr, dtype)), dtype
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,7 +276,7 @@ class Node:
         key = (hint, dtype)
         c = self.imp.special_consts.get(key)
         if c is None:
-            c = self.prog.constant(np.array(f, dtype=NP_DTYPES[dtype]), dtype, hint)
+            c = self.prog.constant(dtypes.round_to(f, dtype), dtype, hint)
             self.imp.special_consts[key] = c
         return self.prog.operand(c)
 
@@ -278,7 +285,7 @@ class Node:
         if v.dtype == dtype:
             return self.operand(v)
         if v.is_const() and v.const.dtype != object:
-            return self.operand(self.prog.constant(v.const.astype(NP_DTYPES[dtype]), dtype,
+            return self.operand(self.prog.constant(dtypes.round_to(v.const, dtype), dtype,
                                                    v.hint))
         return Call("cast", [self.operand(v)], [("dtype", Str(dtype))])
 

@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from . import symdim
-from .common import FLOATS, INTS, NP_DTYPES, Unsupported, axis_text, same_shape
+from .common import FLOATS, INTS, Unsupported, axis_text, same_shape
+from .dtypes import round_to
 from .program import Bin, Call, Dims, Expr, Lit, Raw, Ref, Str, Unary, Value, broadcast_axes
 from .lowering import dim_tensor
 from .symdim import Dim
@@ -356,7 +357,7 @@ def where(n: Node, c: Value, a, b) -> None:
         elif isinstance(b, Value):
             eb = n.cast(b, dtype)
         else:
-            arr = np.array(a, dtype=NP_DTYPES[dtype])
+            arr = round_to(a, dtype)
             ea = n.operand(n.prog.constant(arr, dtype, f"{n.hint()}_c"))
     n.define(Call("where", [ec, ea, eb]), dtype, out)
 
