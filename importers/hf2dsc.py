@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """Imports a Hugging Face transformers checkpoint into dsc: a readable .dsc file and its weights.
 
-    importers/hf2dsc.py CHECKPOINT_DIR -o OUT_DIR [--dtype f32] [--traceback]
+    importers/hf2dsc.py CHECKPOINT_DIR -o OUT_DIR [--dtype bf16|f16|f32] [--traceback]
 
 reads CHECKPOINT_DIR as transformers' `save_pretrained` writes it (config.json and
 model.safetensors, or sharded safetensors with their index) and writes OUT_DIR/model.dsc and
 OUT_DIR/model.safetensors. The architecture is written from a template for its family (BERT,
 GPT-2, LLaMA, Qwen2, Mistral, ViT), filled in from the config; the weights are mapped by name.
 Decoders get two entries, `prefill` and `decode`, sharing a KV cache that the caller
-preallocates; BERT and ViT get `forward`. docs/importers.md ("hf2dsc") has the signatures, the
-weight names and layouts, and what is refused.
+preallocates; BERT and ViT get `forward`. The model keeps the checkpoint's dtype (config.json's
+`dtype`, else its tensors': a bf16 checkpoint imports as bf16); --dtype converts the weights
+and the model's floats to bf16, f16 or f32 (rounded to nearest even). docs/importers.md
+("hf2dsc") has the signatures, the weight names and layouts, the dtypes, and what is refused.
 
 Exit status: 0 on success; 1 when the checkpoint cannot be read or imported (every problem is
-listed, and nothing is written), or for a --dtype other than f32; 2 on a usage
-error.
+listed, and nothing is written); 2 on a usage error.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("checkpoint", help="the directory save_pretrained wrote")
     ap.add_argument("-o", "--output-dir", required=True, help="directory for model.dsc and "
                     "model.safetensors (created if missing)")
-    ap.add_argument("--dtype", default="f32", help="the weights' dtype in dsc; only f32 "
-                    "(low precision is issue 36)")
+    ap.add_argument("--dtype", choices=("bf16", "f16", "f32"), help="the model's dtype: the "
+                    "weights, activations and KV caches (the decoders' logits stay f32); "
+                    "default: the checkpoint's (config.json's dtype, else its tensors')")
     ap.add_argument("--traceback", action="store_true", help="print a Python traceback on an "
                     "internal error")
     return ap.parse_args(argv)
@@ -52,9 +54,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     ns = parse_args(argv)
-    if ns.dtype != "f32":
-        return fail(f"--dtype {ns.dtype} is not supported: hf2dsc imports f32 checkpoints as "
-                    f"f32 only; low precision (bf16, f16) is issue 36")
     for module in REQUIRES:
         if importlib.util.find_spec(module) is None:
             return fail(f"{module} is not installed: run tools/scripts/install_python_deps.sh "

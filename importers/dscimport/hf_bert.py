@@ -4,6 +4,8 @@ last_hidden_state, and BertForSequenceClassification, whose entry returns the lo
     fn forward(ids: i64[B, S], mask: i64[B, S], <weights>) -> f32[B, S, hidden]   (or [B, labels])
       where B >= 1, 1 <= S <= max_position_embeddings
 
+(f32, or the import's dtype: bf16, f16, whose LayerNorms and softmax are computed in f32.)
+
 `mask` is the attention mask (1 for a token, 0 for padding, at either end). The token types are
 all 0 (one segment), as when BERT is called without token_type_ids: the embedding adds row 0 of
 token_type_embeddings. Positions are 0 .. S - 1 (absolute position embeddings).
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from .hf_attention import attend_fn, heads_expr
 from .hf_config import Config
-from .hf_text import call, comment, flt, fn_header
+from .hf_text import call, comment, flt, fn_header, norm, norm_functions
 from .hf_weights import WeightTable
 
 ARCHITECTURES = ("BertModel", "BertForSequenceClassification")
@@ -48,6 +50,8 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
         return "", []
     hid, nh = c["hidden"], c["heads"]
     d = hid // nh
+    dt = table.dtype
+    ln = norm("layer_norm", dt)
     # BertModel's own save_pretrained names its tensors from `embeddings.`; a model with a head
     # keeps BertModel under `bert.`.
     pre = "bert." if any(n.startswith("bert.") for n in table.ckpt.tensors) else ""
@@ -87,7 +91,7 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
 
     eps = flt(c["eps"])
     act = c["act"]
-    result = f"the logits, f32[B, {labels}]" if classifier else "last_hidden_state"
+    result = f"the logits, {dt}[B, {labels}]" if classifier else "last_hidden_state"
     out = [header.rstrip(),
            comment(f"{c['layers']} layers, hidden {hid}, {nh} heads of {d}, intermediate "
                    f"{c['inter']}, vocabulary {c['vocab']}, at most {c['positions']} positions."
@@ -97,33 +101,34 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
                    f"checkpoint's tensors, each named after its key with '.' as '_', the linear "
                    f"ones transposed to [in, out]."),
            "import nn", "",
-           attend_fn(nh, nh, d, d ** -0.5, "1"), ""]
-    lp = ["x: f32[B, S, {}]".format(hid), "keep: bool[B, 1, 1, S]",
-          f"q_w: f32[{hid}, {hid}]", f"q_b: f32[{hid}]", f"k_w: f32[{hid}, {hid}]",
-          f"k_b: f32[{hid}]", f"v_w: f32[{hid}, {hid}]", f"v_b: f32[{hid}]",
-          f"o_w: f32[{hid}, {hid}]", f"o_b: f32[{hid}]", f"attn_norm_w: f32[{hid}]",
-          f"attn_norm_b: f32[{hid}]", f"up_w: f32[{hid}, {c['inter']}]",
-          f"up_b: f32[{c['inter']}]", f"down_w: f32[{c['inter']}, {hid}]",
-          f"down_b: f32[{hid}]", f"out_norm_w: f32[{hid}]", f"out_norm_b: f32[{hid}]"]
+           attend_fn(nh, nh, d, d ** -0.5, "1", dt), ""]
+    out += [f + "\n" for f in norm_functions(["layer_norm"], dt)]
+    lp = [f"x: {dt}[B, S, {hid}]", "keep: bool[B, 1, 1, S]",
+          f"q_w: {dt}[{hid}, {hid}]", f"q_b: {dt}[{hid}]", f"k_w: {dt}[{hid}, {hid}]",
+          f"k_b: {dt}[{hid}]", f"v_w: {dt}[{hid}, {hid}]", f"v_b: {dt}[{hid}]",
+          f"o_w: {dt}[{hid}, {hid}]", f"o_b: {dt}[{hid}]", f"attn_norm_w: {dt}[{hid}]",
+          f"attn_norm_b: {dt}[{hid}]", f"up_w: {dt}[{hid}, {c['inter']}]",
+          f"up_b: {dt}[{c['inter']}]", f"down_w: {dt}[{c['inter']}, {hid}]",
+          f"down_b: {dt}[{hid}]", f"out_norm_w: {dt}[{hid}]", f"out_norm_b: {dt}[{hid}]"]
     out += ["# One encoder layer: self-attention over the tokens that keep marks, then the "
             "feed-forward block,\n# each added back and layer-normalized (post-norm).",
-            fn_header("layer", lp, f"f32[B, S, {hid}]"), "{",
+            fn_header("layer", lp, f"{dt}[B, S, {hid}]"), "{",
             f"  let q = {heads_expr('matmul(x, q_w) + q_b', nh, d)}",
             f"  let k = {heads_expr('matmul(x, k_w) + k_b', nh, d)}",
             f"  let v = {heads_expr('matmul(x, v_w) + v_b', nh, d)}",
             "  let a = attend(q, k, v, keep)",
-            f"  let h = nn.layer_norm(x + matmul(a, o_w) + o_b, attn_norm_w, attn_norm_b, "
+            f"  let h = {ln}(x + matmul(a, o_w) + o_b, attn_norm_w, attn_norm_b, "
             f"eps={eps})",
             f"  let up = {act}(matmul(h, up_w) + up_b)",
-            f"  return nn.layer_norm(h + matmul(up, down_w) + down_b, out_norm_w, out_norm_b, "
+            f"  return {ln}(h + matmul(up, down_w) + down_b, out_norm_w, out_norm_b, "
             f"eps={eps})", "}", ""]
-    ret = f"f32[B, {labels}]" if classifier else f"f32[B, S, {hid}]"
+    ret = f"{dt}[B, {labels}]" if classifier else f"{dt}[B, S, {hid}]"
     out += [fn_header("forward", ["ids: i64[B, S]", "mask: i64[B, S]", *table.params()], ret,
                       ["B >= 1", f"1 <= S <= {c['positions']}"]), "{",
             f"  let words = take({word}, ids, axis=0)",
             f"  let positions = take({pos}, arange(0, S), axis=0)",
             f"  let token_type = slice({types}, axis=0, start=0, end=1)",
-            call("nn.layer_norm", ["words + positions + token_type", eg, eb, f"eps={eps}"],
+            call(ln, ["words + positions + token_type", eg, eb, f"eps={eps}"],
                  "  ", "let x0 = "),
             "  let keep = reshape(mask != 0, [B, 1, 1, S])"]
     for i, ws in enumerate(layer_weights):

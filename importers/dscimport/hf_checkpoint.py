@@ -15,15 +15,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import dtypes
+
 CONFIG = "config.json"
 WEIGHTS = "model.safetensors"
 INDEX = "model.safetensors.index.json"
 
-# safetensors' dtype names -> the numpy dtype of the data; the names without one (BF16, F8_*)
-# cannot be loaded, only reported.
-NUMPY_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64,
-                "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8,
-                "BOOL": np.bool_}
+# safetensors' dtype names -> the numpy dtype of the data (BF16's bits as uint16, which `load`
+# makes float32 values); the names without one (F8_*, ...) cannot be loaded, only reported.
+NUMPY_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": np.uint16,
+                "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8,
+                "U8": np.uint8, "BOOL": np.bool_}
 HEADER_LIMIT = 100 << 20  # a safetensors header longer than this is not a real one
 
 
@@ -53,14 +55,14 @@ class Checkpoint:
                 self.tensors[name] = info
 
     def load(self, name: str) -> np.ndarray:
-        """The data of tensor `name`, whose dtype numpy has."""
+        """The data of tensor `name`, whose dtype numpy has; a BF16 tensor as float32 values."""
         info = self.tensors[name]
         dtype = np.dtype(NUMPY_DTYPES[info.dtype]).newbyteorder("<")
         with open(info.file, "rb") as f:
             f.seek(info.start)
             data = f.read(info.end - info.start)
-        return np.frombuffer(data, dtype=dtype).astype(dtype.newbyteorder("="))\
-            .reshape(info.shape)
+        a = np.frombuffer(data, dtype=dtype).astype(dtype.newbyteorder("=")).reshape(info.shape)
+        return dtypes.bf16_values(a) if info.dtype == "BF16" else a
 
 
 def read_json(path: str) -> object:

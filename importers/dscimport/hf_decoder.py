@@ -8,11 +8,13 @@
       where B >= 1, 2 <= L <= C, C <= <max context>
 
 Each returns (the logits of the last position f32[B, vocab], cache_k_0', cache_v_0', ...), the
-caches in parameter order. `mask` is the attention mask as transformers' generate keeps it
-(1 at a token, 0 at left padding); decode's is the whole mask so far, L tokens with the new one
-last, and its token goes to cache position L - 1. The caches are allocated by the caller for a
-context of C tokens and written with `update_slice`, which the compiler does in place when the
-cache is an entry parameter that nothing else reads and its update is returned.
+caches in parameter order. The caches, the activations and the weights are in the import's dtype
+(f32 above; bf16 or f16 likewise); the logits are f32 at every dtype (the LM head's product
+cast), which `dscc generate` samples from. `mask` is the attention mask as transformers'
+generate keeps it (1 at a token, 0 at left padding); decode's is the whole mask so far, L tokens
+with the new one last, and its token goes to cache position L - 1. The caches are allocated by
+the caller for a context of C tokens and written with `update_slice`, which the compiler does in
+place when the cache is an entry parameter that nothing else reads and its update is returned.
 
 Masks and positions are made inside, as generate makes them from a left-padded mask: position
 ids count the real tokens before each one (cumsum(mask) - 1; 0 at padding, as transformers
@@ -77,6 +79,7 @@ class Decoder:
     weights_note: str = ""      # how the weights were made from the checkpoint's tensors
     position_lines: list[str] = field(default_factory=list)  # statements after `pos`
     layer_inputs: list[str] = field(default_factory=list)    # args after x and keep
+    dtype: str = "f32"          # the activations', caches' and weights' dtype
 
 
 def cache_lines(k: str, v: str) -> list[str]:
@@ -90,19 +93,22 @@ def cache_lines(k: str, v: str) -> list[str]:
 
 def layer_params(dec: Decoder, inputs: list[str]) -> list[str]:
     """The layer function's parameters before its weights."""
-    cache = f"f32[B, {dec.kv_heads}, C, {dec.head_dim}]"
-    return [f"x: f32[B, S, {dec.hidden}]", "keep: bool[B, 1, S, L]", *inputs,
+    cache = f"{dec.dtype}[B, {dec.kv_heads}, C, {dec.head_dim}]"
+    return [f"x: {dec.dtype}[B, S, {dec.hidden}]", "keep: bool[B, 1, S, L]", *inputs,
             f"cache_k: {cache}", f"cache_v: {cache}"]
 
 
 def layer_result(dec: Decoder) -> str:
-    cache = f"f32[B, {dec.kv_heads}, C, {dec.head_dim}]"
-    return f"(f32[B, S, {dec.hidden}], {cache}, {cache})"
+    cache = f"{dec.dtype}[B, {dec.kv_heads}, C, {dec.head_dim}]"
+    return f"({dec.dtype}[B, S, {dec.hidden}], {cache}, {cache})"
 
 
-def write(dec: Decoder, table: WeightTable, header: str, attend: str) -> str:
+def write(dec: Decoder, table: WeightTable, header: str, attend: str,
+          helpers: list[str] = ()) -> str:
+    """The module's text: helpers (the norms at bf16 and f16) come after the attention."""
     n = len(dec.layer_weights)
-    cache = f"f32[B, {dec.kv_heads}, C, {dec.head_dim}]"
+    dt = dec.dtype
+    cache = f"{dt}[B, {dec.kv_heads}, C, {dec.head_dim}]"
     caches = [f"cache_{kv}_{i}: {cache}" for i in range(n) for kv in "kv"]
     out = [header.rstrip(), comment(
         f"{dec.sizes}\n\nprefill(ids, mask, caches...) runs a prompt of S tokens per sequence "
@@ -114,19 +120,24 @@ def write(dec: Decoder, table: WeightTable, header: str, attend: str) -> str:
         f"caches in parameter order. C <= {dec.max_context}: {dec.context_why}.\n\n"
         f"{dec.weights_note}"),
            "import nn", "", POSITIONS_PRIM, "", attend, ""]
-    for f in dec.functions:
+    for f in [*helpers, *dec.functions]:
         out += [f.rstrip(), ""]
     head = "permute(head, [1, 0])" if dec.head_tied else "head"
-    head_ty = f"f32[{dec.vocab}, {dec.hidden}]" if dec.head_tied else \
-        f"f32[{dec.hidden}, {dec.vocab}]"
+    head_ty = f"{dt}[{dec.vocab}, {dec.hidden}]" if dec.head_tied else \
+        f"{dt}[{dec.hidden}, {dec.vocab}]"
+    logits = f"matmul({dec.norm}, {head})"
+    if dt != "f32":
+        logits = f'cast({logits}, dtype="f32")'
     out += ["# The logits of each sequence's last position: the final norm, then the LM head"
-            + (" (tied: the\n# token embedding, transposed)." if dec.head_tied else "."),
-            fn_header("last_logits", [f"x: f32[B, S, {dec.hidden}]", *dec.norm_params,
+            + (" (tied: the\n# token embedding, transposed)" if dec.head_tied else "")
+            + ("." if dt == "f32" else f", cast to f32\n# from {dt} (dscc generate samples "
+               f"from f32 logits)."),
+            fn_header("last_logits", [f"x: {dt}[B, S, {dec.hidden}]", *dec.norm_params,
                                       f"head: {head_ty}"], f"f32[B, {dec.vocab}]",
                       ["S >= 1"]),
             "{",
             f"  let last = reshape(slice(x, axis=1, start=S - 1, end=S), [B, {dec.hidden}])",
-            f"  return matmul({dec.norm}, {head})", "}", ""]
+            f"  return {logits}", "}", ""]
     weights = table.params()
     results = [f"{kv}{i}" for i in range(n) for kv in "kv"]
     for entry in ("prefill", "decode"):

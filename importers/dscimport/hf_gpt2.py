@@ -13,7 +13,7 @@ from __future__ import annotations
 from .hf_attention import attend_fn, heads_expr
 from .hf_config import Config
 from .hf_decoder import LAYER_WHERE, Decoder, cache_lines, layer_params, layer_result, write
-from .hf_text import flt, fn_header
+from .hf_text import flt, fn_header, norm, norm_functions
 from .hf_weights import WeightTable
 
 ARCHITECTURES = ("GPT2LMHeadModel",)
@@ -42,6 +42,8 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     if cfg.problems:
         return "", []
     hd = hid // nh
+    dt = table.dtype
+    ln = norm("layer_norm", dt)
 
     wte = table.tensor("transformer.wte.weight", (vocab, hid))
     wpe = table.tensor("transformer.wpe.weight", (max_pos, hid))
@@ -62,32 +64,33 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
 
     sizes = (f"{layers} layers, hidden {hid}, {nh} heads of {hd}, MLP {inner}, vocabulary "
              f"{vocab}{', tied embeddings' if tied else ''}.")
-    dec = Decoder(arch, sizes, hidden=hid, kv_heads=nh, head_dim=hd, vocab=vocab,
+    dec = Decoder(arch, sizes, hidden=hid, kv_heads=nh, head_dim=hd, vocab=vocab, dtype=dt,
                   max_context=max_pos, context_why="n_positions (the position embeddings)",
                   functions=[], embed=f"take({wte}, ids, axis=0) + take({wpe}, pos, axis=0)",
-                  layer_weights=layer_weights, norm_params=[f"ln_f_w: f32[{hid}]",
-                                                            f"ln_f_b: f32[{hid}]"],
-                  norm_args=[ln_f_w, ln_f_b], norm=f"nn.layer_norm(last, ln_f_w, ln_f_b, "
+                  layer_weights=layer_weights, norm_params=[f"ln_f_w: {dt}[{hid}]",
+                                                            f"ln_f_b: {dt}[{hid}]"],
+                  norm_args=[ln_f_w, ln_f_b], norm=f"{ln}(last, ln_f_w, ln_f_b, "
                   f"eps={eps})", head=head, head_tied=tied,
                   weights_note="The weights are the checkpoint's tensors, each named after its "
                   "key with '.' as '_'; GPT-2's Conv1D weights are [in, out] already and are "
                   "stored as they are" + ("." if tied else ", lm_head.weight transposed."))
-    params = layer_params(dec, []) + [f"{r}: f32[{', '.join(str(d) for d in shape)}]"
+    params = layer_params(dec, []) + [f"{r}: {dt}[{', '.join(str(d) for d in shape)}]"
                                       for r, shape, _ in roles]
     layer = ["# One GPT-2 block over S new tokens per sequence, at cache positions [L - S, L): "
              "attention, then\n# the MLP, each after a LayerNorm and added back. Returns the "
              "block's output and the caches\n# with the new keys and values written in.",
              fn_header("layer", params, layer_result(dec), LAYER_WHERE), "{",
-             f"  let h = nn.layer_norm(x, ln_1_w, ln_1_b, eps={eps})",
+             f"  let h = {ln}(x, ln_1_w, ln_1_b, eps={eps})",
              "  let q_all, k_all, v_all = split(matmul(h, attn_w) + attn_b, 3, axis=-1)",
              f"  let q = {heads_expr('q_all', nh, hd)}",
              f"  let k = {heads_expr('k_all', nh, hd)}",
              f"  let v = {heads_expr('v_all', nh, hd)}",
              *cache_lines("k", "v"),
              "  let x2 = x + matmul(a, attn_proj_w) + attn_proj_b",
-             f"  let h2 = nn.layer_norm(x2, ln_2_w, ln_2_b, eps={eps})",
+             f"  let h2 = {ln}(x2, ln_2_w, ln_2_b, eps={eps})",
              f"  return (x2 + matmul({act}(matmul(h2, fc_w) + fc_b), mlp_proj_w) + mlp_proj_b, "
              "ck, cv)", "}"]
     dec.functions = ["\n".join(layer)]
-    attend = attend_fn(nh, nh, hd, hd ** -0.5 if scaled else 1.0, "S")
-    return write(dec, table, header, attend), ["prefill", "decode"]
+    attend = attend_fn(nh, nh, hd, hd ** -0.5 if scaled else 1.0, "S", dt)
+    return write(dec, table, header, attend, norm_functions(["layer_norm"], dt)), \
+        ["prefill", "decode"]

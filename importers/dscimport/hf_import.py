@@ -3,7 +3,8 @@ weights. The config's model_type picks the template (one module per architecture
 the template reads the config and asks for the checkpoint's tensors by name and shape. Every
 problem is collected: first the config's (an unsupported model_type or architecture, a field
 that would change the math), then, if there are none, the tensors' (missing, another shape,
-another dtype), and the import fails with all of them before anything is loaded or written.
+not floating-point), and the import fails with all of them before anything is loaded or
+written. The model's dtype is the checkpoint's, or --dtype's (hf_weights.checkpoint_dtype).
 """
 
 from __future__ import annotations
@@ -50,13 +51,16 @@ class HfImport:
     architecture: str
     entries: list[str]
     n_derived: int
+    dtype: str = "f32"
+    dtype_why: str = ""
 
     def summary(self, path: str, out_dir: str) -> str:
         n_values = sum(int(a.size) for a in self.weights.values())
         return (f"{path} ({self.architecture}) -> {os.path.join(out_dir, 'model.dsc')}, "
                 f"{os.path.join(out_dir, 'model.safetensors')}: entries "
                 f"{', '.join(self.entries)}; {len(self.weights)} weights "
-                f"({self.n_derived} derived), {n_values} values")
+                f"({self.n_derived} derived), {n_values} values; {self.dtype} "
+                f"({self.dtype_why})")
 
 
 def architecture(cfg: Config) -> tuple[object, str]:
@@ -78,25 +82,28 @@ def architecture(cfg: Config) -> tuple[object, str]:
     return module, arch
 
 
-def header(path: str, arch: str, config: dict) -> str:
+def header(path: str, arch: str, config: dict, table: WeightTable) -> str:
     version = config.get("transformers_version", "an unknown version")
     return (f"# {arch} from {os.path.basename(os.path.normpath(path))} (saved by transformers "
-            f"{version}),\n# imported by importers/hf2dsc.py (docs/importers.md, \"hf2dsc\").")
+            f"{version}),\n# imported by importers/hf2dsc.py (docs/importers.md, \"hf2dsc\"); "
+            f"{table.dtype}: {table.dtype_why}.")
 
 
-def import_checkpoint(path: str, dtype: str = "f32") -> HfImport:
-    """Raises hf_checkpoint.CheckpointError (unreadable) or ImportProblems."""
+def import_checkpoint(path: str, dtype: str | None = None) -> HfImport:
+    """dtype: the model's ("bf16", "f16", "f32"; None keeps the checkpoint's). Raises
+    hf_checkpoint.CheckpointError (unreadable) or ImportProblems."""
     ckpt = Checkpoint(path)
     cfg = Config(ckpt.config)
     module, arch = architecture(cfg)
     table = WeightTable(ckpt, dtype)
     text, entries = "", []
     if module is not None:
-        text, entries = module.build(cfg, table, arch, header(path, arch, ckpt.config))
+        text, entries = module.build(cfg, table, arch, header(path, arch, ckpt.config, table))
     if cfg.problems:
         raise ImportProblems("config", cfg.problems)
     if table.all_problems():
         raise ImportProblems("tensor", table.all_problems())
     weights = table.arrays()
     return HfImport(text, weights, arch, entries,
-                    sum(1 for w in table.weights.values() if w.derived))
+                    sum(1 for w in table.weights.values() if w.derived), table.dtype,
+                    table.dtype_why)

@@ -6,7 +6,9 @@ Each layer is pre-norm: RMSNorm, attention with rotary position embeddings (rota
 and grouped-query attention (num_key_value_heads <= num_attention_heads), RMSNorm, then the
 gated MLP down(act(gate(x)) * up(x)). The rotary frequencies are a derived weight,
 `rotary_inv_freq`, computed by hf2dsc exactly as transformers does (torch, float32:
-1 / theta ** (arange(0, D, 2) / D)). Only the default RoPE is implemented: any other
+1 / theta ** (arange(0, D, 2) / D)), and stays f32 at every dtype: the angles, cos and sin are
+computed in f32 and cast to the model's dtype, as transformers does. Only the default RoPE is
+implemented: any other
 rope_type (linear, dynamic, yarn, longrope, llama3) or a partial rotary factor is refused.
 
 A sliding window (Mistral's `sliding_window`, Qwen2's sliding layers) is not implemented as a
@@ -22,7 +24,7 @@ import importlib.util
 from .hf_attention import attend_fn, heads_expr
 from .hf_config import Config
 from .hf_decoder import LAYER_WHERE, Decoder, cache_lines, layer_params, layer_result, write
-from .hf_text import call, comment, flt, fn_header
+from .hf_text import call, comment, flt, fn_header, fn_open, norm, norm_functions
 from .hf_weights import WeightTable
 
 # model_type -> which projections have biases, beyond the config's attention_bias/mlp_bias.
@@ -119,6 +121,8 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     act = cfg.activation("hidden_act", "silu")
     tied = cfg.bool("tie_word_embeddings", False)
     theta = rope_theta(cfg)
+    dt = table.dtype
+    rms = norm("rms_norm", dt)
     cfg.divides(nh, "num_attention_heads", kv, "num_key_value_heads")
     attn_bias = model_type == "llama" and cfg.bool("attention_bias", False)
     mlp_bias = model_type == "llama" and cfg.bool("mlp_bias", False)
@@ -155,7 +159,7 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
             names.append(table.linear(hf, shape[0], shape[1]) if how == "linear"
                          else table.tensor(hf, shape))
         layer_weights.append(names)
-    norm = table.tensor("model.norm.weight", (hid,))
+    final_norm = table.tensor("model.norm.weight", (hid,))
     # A tied checkpoint may also hold lm_head.weight (an older save): the embedding is used.
     head = embed if tied else table.linear("lm_head.weight", hid, vocab)
 
@@ -169,45 +173,49 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
         return f"({e})" if " + " in e else e
 
     group = f", {nh // kv} query heads per key/value head" if kv < nh else ""
-    dec_kwargs = dict(hidden=hid, kv_heads=kv, head_dim=hd, vocab=vocab)
+    dec_kwargs = dict(hidden=hid, kv_heads=kv, head_dim=hd, vocab=vocab, dtype=dt)
     sizes = (f"{layers} layers, hidden {hid}, {nh} attention heads and {kv} key/value heads of "
              f"{hd}, MLP {inter}, vocabulary {vocab}{', tied embeddings' if tied else ''}.")
     half = hd // 2
-    rotary = (f"# cos and sin of each position's rotary angles, [B, S, {hd}]: the position "
-              f"times the {half}\n# frequencies, which repeat (transformers' cat((freqs, "
-              f"freqs))).\n"
-              f"fn rotary(pos: i64[B, S], inv_freq: f32[{half}]) -> (f32[B, S, {hd}], "
-              f"f32[B, S, {hd}]) {{\n"
+    tables = "(cos(angles), sin(angles))" if dt == "f32" else \
+        f"(cast(cos(angles), dtype=\"{dt}\"), cast(sin(angles), dtype=\"{dt}\"))"
+    rotary = (comment(f"cos and sin of each position's rotary angles, [B, S, {hd}]: the "
+                      f"position times the {half} frequencies, which repeat (transformers' "
+                      f"cat((freqs, freqs)))" + ("" if dt == "f32" else
+                                                  f"; computed in f32, then cast to {dt}")
+                      + ".") + "\n" +
+              fn_open("rotary", ["pos: i64[B, S]", f"inv_freq: f32[{half}]"],
+                      f"({dt}[B, S, {hd}], {dt}[B, S, {hd}])") + "\n"
               f"  let freqs = reshape(cast(pos, dtype=\"f32\"), [B, S, 1]) * inv_freq\n"
               f"  let angles = concat([freqs, freqs], axis=-1)\n"
-              f"  return (cos(angles), sin(angles))\n}}")
+              f"  return {tables}\n}}")
     rotate = (f"# Heads [B, N, S, {hd}] rotated by their positions' angles: x * cos + "
               f"rotate_half(x) * sin, where\n# rotate_half(x) is (-x2, x1) of x's halves "
               f"(x1, x2).\n"
-              f"fn rotate(x: f32[B, N, S, {hd}], cos_t: f32[B, S, {hd}], sin_t: "
-              f"f32[B, S, {hd}]) -> f32[B, N, S, {hd}] {{\n"
+              + fn_open("rotate", [f"x: {dt}[B, N, S, {hd}]", f"cos_t: {dt}[B, S, {hd}]",
+                                   f"sin_t: {dt}[B, S, {hd}]"], f"{dt}[B, N, S, {hd}]") + "\n"
               f"  let x1, x2 = split(x, 2, axis=-1)\n"
               f"  let rotated = concat([-x2, x1], axis=-1)\n"
               f"  return x * reshape(cos_t, [B, 1, S, {hd}]) + rotated * "
               f"reshape(sin_t, [B, 1, S, {hd}])\n}}")
     dec = Decoder(arch, sizes, max_context=limit, context_why=why, functions=[],
                   embed=f"take({embed}, ids, axis=0)", layer_weights=layer_weights,
-                  norm_params=[f"norm: f32[{hid}]"], norm_args=[norm],
-                  norm=f"nn.rms_norm(last, norm, eps={eps})", head=head, head_tied=tied,
+                  norm_params=[f"norm: {dt}[{hid}]"], norm_args=[final_norm],
+                  norm=f"{rms}(last, norm, eps={eps})", head=head, head_tied=tied,
                   position_lines=[f"let cos_t, sin_t = rotary(pos, {freq})"],
                   layer_inputs=["cos_t", "sin_t"], **dec_kwargs,
                   weights_note=f"The weights are the checkpoint's tensors, each named after its "
                   f"key with '.' as '_', the linear ones transposed to [in, out]; "
                   f"rotary_inv_freq is computed by hf2dsc as transformers computes it: "
                   f"1 / {theta} ** (arange(0, {hd}, 2) / {hd}) in f32.")
-    params = layer_params(dec, [f"cos_t: f32[B, S, {hd}]", f"sin_t: f32[B, S, {hd}]"])
-    params += [f"{r}: f32[{', '.join(str(d) for d in shape)}]" for r, shape, _, _ in roles]
+    params = layer_params(dec, [f"cos_t: {dt}[B, S, {hd}]", f"sin_t: {dt}[B, S, {hd}]"])
+    params += [f"{r}: {dt}[{', '.join(str(d) for d in shape)}]" for r, shape, _, _ in roles]
     layer = [comment(f"One decoder layer over S new tokens per sequence, at cache positions "
                      f"[L - S, L): attention with RoPE{group}, then the gated MLP, each after "
                      f"an RMSNorm and added back. Returns the layer's output and the caches "
                      f"with the new keys and values written in."),
              fn_header("layer", params, layer_result(dec), LAYER_WHERE), "{",
-             f"  let h = nn.rms_norm(x, input_norm, eps={eps})",
+             f"  let h = {rms}(x, input_norm, eps={eps})",
              call("rotate", [heads_expr(proj('h', 'q_proj'), nh, hd), "cos_t", "sin_t"], "  ",
                   "let q = "),
              call("rotate", [heads_expr(proj('h', 'k_proj'), kv, hd), "cos_t", "sin_t"], "  ",
@@ -215,9 +223,10 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
              f"  let v = {heads_expr(proj('h', 'v_proj'), kv, hd)}",
              *cache_lines("k", "v"),
              f"  let x2 = x + {proj('a', 'o_proj')}",
-             f"  let h2 = nn.rms_norm(x2, post_norm, eps={eps})",
+             f"  let h2 = {rms}(x2, post_norm, eps={eps})",
              f"  let gated = {act}({proj('h2', 'gate_proj')}) * {factor(proj('h2', 'up_proj'))}",
              f"  return (x2 + {proj('gated', 'down_proj')}, ck, cv)", "}"]
     dec.functions = [rotary, rotate, "\n".join(layer)]
-    attend = attend_fn(nh, kv, hd, hd ** -0.5, "S")
-    return write(dec, table, header, attend), ["prefill", "decode"]
+    attend = attend_fn(nh, kv, hd, hd ** -0.5, "S", dt)
+    return write(dec, table, header, attend, norm_functions(["rms_norm"], dt)), \
+        ["prefill", "decode"]

@@ -1,5 +1,13 @@
-"""Small pieces of .dsc text that hf2dsc's templates share: a float literal, a tensor type, and
-a function header with its parameters wrapped to the page width."""
+"""Small pieces of .dsc text that hf2dsc's templates share: a float literal, a tensor type, a
+function header with its parameters wrapped to the page width, and the norms of a model in
+bf16 or f16.
+
+A template writes its floats in the import's dtype `dt` (the weights', the activations' and
+the caches'). At bf16 and f16, LayerNorm and RMSNorm are computed in f32 and their results
+rounded to `dt` (`norm`, `norm_functions`), as transformers computes them: torch's layer_norm
+accumulates a bf16 or f16 tensor in f32, and LLaMA's RMSNorm upcasts to f32 itself; so is
+the attention's softmax (hf_attention.py). At f32 they are nn.dsc's own, and the text is what
+it was before low precision."""
 
 from __future__ import annotations
 
@@ -43,6 +51,13 @@ def fn_header(name: str, params: list[str], ret: str, where: list[str] | None = 
     return "\n".join(lines)
 
 
+def fn_open(name: str, params: list[str], ret: str) -> str:
+    """`fn NAME(P, ...) -> RET {` on one line when it fits the page, else fn_header's lines
+    and `{` on its own."""
+    line = f"fn {name}({', '.join(params)}) -> {ret} {{"
+    return line if len(line) <= WIDTH else fn_header(name, params, ret) + "\n{"
+
+
 def call(name: str, args: list[str], indent: str, lead: str = "") -> str:
     """`LEAD NAME(A, B, ...)` wrapped under the first argument."""
     head = f"{indent}{lead}{name}("
@@ -57,6 +72,30 @@ def call(name: str, args: list[str], indent: str, lead: str = "") -> str:
         cur += ")"
     lines.append(cur)
     return "\n".join(lines)
+
+
+def norm(kind: str, dt: str) -> str:
+    """The function a template calls for a norm ("layer_norm" or "rms_norm") at dtype dt:
+    nn.dsc's at f32, else norm_functions' `layer_norm_f32`."""
+    return f"nn.{kind}" if dt == "f32" else f"{kind}_f32"
+
+
+def norm_functions(kinds: list[str], dt: str) -> list[str]:
+    """At bf16 and f16, the functions `norm` names: each norm in f32, the result in dt."""
+    if dt == "f32":
+        return []
+    out = []
+    for kind in kinds:
+        args = ["x", "w", "b"] if kind == "layer_norm" else ["x", "w"]
+        params = ", ".join(f"{a}: tensor" for a in args)
+        up = ", ".join(f'cast({a}, dtype="f32")' for a in args)
+        what = "LayerNorm" if kind == "layer_norm" else "RMSNorm"
+        out.append(f"# {what} computed in f32 (as transformers computes it for {dt} tensors), "
+                   f"the result in {dt}.\n"
+                   f"fn {kind}_f32({params}, eps: float) -> tensor {{\n"
+                   f"  let y = nn.{kind}({up}, eps=eps)\n"
+                   f"  return cast(y, dtype=\"{dt}\")\n}}")
+    return out
 
 
 def comment(text: str, indent: str = "") -> str:

@@ -4,6 +4,8 @@ last_hidden_state, and ViTForImageClassification, whose entry returns the logits
     fn forward(pixels: f32[B, channels, image, image], <weights>) -> f32[B, patches + 1, hidden]
       where B >= 1                                                (or f32[B, labels])
 
+(f32, or the import's dtype: bf16, f16, whose LayerNorms and softmax are computed in f32.)
+
 The image size is the config's (transformers refuses another one unless the position
 embeddings are interpolated, which is not implemented). The patch embedding is a convolution
 with the patch as kernel and stride, its weight stored as it is (OIHW); then the CLS token is
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from .hf_attention import attend_fn, heads_expr
 from .hf_config import Config
-from .hf_text import call, comment, flt, fn_header
+from .hf_text import call, comment, flt, fn_header, norm, norm_functions
 from .hf_weights import WeightTable
 
 ARCHITECTURES = ("ViTModel", "ViTForImageClassification")
@@ -51,6 +53,8 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     if cfg.problems:
         return "", []
     d = hid // nh
+    dt = table.dtype
+    ln = norm("layer_norm", dt)
     grid = image // patch
     n = grid * grid + 1  # the patches and the CLS token
     classifier = arch == "ViTForImageClassification"
@@ -92,7 +96,7 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
         return heads_expr(f"matmul(h, {role}_w)" + (f" + {role}_b" if f"{role}_b" in bias
                                                     else ""), nh, d, str(n))
 
-    ret = f"f32[B, {labels}]" if classifier else f"f32[B, {n}, {hid}]"
+    ret = f"{dt}[B, {labels}]" if classifier else f"{dt}[B, {n}, {hid}]"
     out = [header.rstrip(),
            comment(f"{layers} layers, hidden {hid}, {nh} heads of {d}, MLP {inter}; "
                    f"{image}x{image} images of {chans} channels in {grid}x{grid} patches of "
@@ -101,19 +105,20 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
                    f"token first, then the patches row by row.\n\nThe weights are the "
                    f"checkpoint's tensors, each named after its key with '.' as '_', the "
                    f"linear ones transposed to [in, out], the convolution's as it is (OIHW)."),
-           "import nn", "", attend_fn(nh, nh, d, d ** -0.5, None), ""]
-    params = [f"x: f32[B, {n}, {hid}]"] + [f"{r}: f32[{', '.join(str(s) for s in shape)}]"
+           "import nn", "", attend_fn(nh, nh, d, d ** -0.5, None, dt), ""]
+    out += [f + "\n" for f in norm_functions(["layer_norm"], dt)]
+    params = [f"x: {dt}[B, {n}, {hid}]"] + [f"{r}: {dt}[{', '.join(str(s) for s in shape)}]"
                                           for r, shape, _, _ in roles]
     out += [comment("One encoder layer (pre-norm): attention, then the MLP, each after a "
                     "LayerNorm and added back."),
-            fn_header("layer", params, f"f32[B, {n}, {hid}]"), "{",
-            f"  let h = nn.layer_norm(x, norm1_w, norm1_b, eps={eps})",
+            fn_header("layer", params, f"{dt}[B, {n}, {hid}]"), "{",
+            f"  let h = {ln}(x, norm1_w, norm1_b, eps={eps})",
             f"  let q = {qkv('q')}", f"  let k = {qkv('k')}", f"  let v = {qkv('v')}",
             "  let a = attend(q, k, v)",
             "  let x2 = x + matmul(a, o_w) + o_b",
-            f"  let h2 = nn.layer_norm(x2, norm2_w, norm2_b, eps={eps})",
+            f"  let h2 = {ln}(x2, norm2_w, norm2_b, eps={eps})",
             f"  return x2 + matmul({act}(matmul(h2, up_w) + up_b), down_w) + down_b", "}", ""]
-    out += [fn_header("forward", [f"pixels: f32[B, {chans}, {image}, {image}]",
+    out += [fn_header("forward", [f"pixels: {dt}[B, {chans}, {image}, {image}]",
                                   *table.params()], ret, ["B >= 1"]), "{",
             f"  # The patches, [B, {hid}, {grid}, {grid}], as tokens [B, {grid * grid}, {hid}].",
             call("conv2d", ["pixels", conv_w, f"stride={patch}"], "  ", "let patches = "),
@@ -123,7 +128,7 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
             f"  let x0 = concat([first, tokens], axis=1) + {pos}"]
     for i, ws in enumerate(layer_weights):
         out.append(call("layer", [f"x{i}", *ws], "  ", f"let x{i + 1} = "))
-    out.append(call("nn.layer_norm", [f"x{layers}", norm_w, norm_b, f"eps={eps}"], "  ",
+    out.append(call(ln, [f"x{layers}", norm_w, norm_b, f"eps={eps}"], "  ",
                     "let y = "))
     if classifier:
         out += [f"  let cls_state = reshape(slice(y, axis=1, start=0, end=1), [B, {hid}])",

@@ -4,9 +4,14 @@ parameter names, in which layout, and the constants hf2dsc derives from the conf
 A template asks for each tensor by its checkpoint name with the shape the config implies. The
 parameter is the checkpoint name made an identifier (`model.layers.0.mlp.up_proj.weight` is
 `model_layers_0_mlp_up_proj_weight`), and the parameters are declared in the order the
-template first asks for them. A tensor that is missing, has another shape or another dtype
-than the one imported is a problem, and every problem is collected before any data is loaded.
-Nothing is converted: hf2dsc imports f32 weights as f32 (low precision is issue 36).
+template first asks for them. A tensor that is missing, has another shape or is not
+floating-point is a problem, and every problem is collected before any data is loaded.
+
+The weights' dtype (`checkpoint_dtype`) is the checkpoint's own unless `--dtype` names another:
+the config's `dtype` (transformers' `torch_dtype` before 4.56) when it is float32, float16 or
+bfloat16, else the one dtype of its floating-point tensors, else f32. Every checkpoint tensor
+is converted to it (rounded to nearest even: dtypes.py); the constants hf2dsc derives stay f32
+(RoPE's frequencies, as transformers keeps them).
 """
 
 from __future__ import annotations
@@ -16,14 +21,25 @@ from typing import Callable
 
 import numpy as np
 
+from . import dtypes
 from .hf_checkpoint import Checkpoint
 from .program import identifier
 
-# The dtypes hf2dsc imports: `--dtype` -> (the safetensors dtype, the dsc dtype).
-DTYPES = {"f32": ("F32", "f32")}
-LOW_PRECISION = ("F16", "BF16")
-LOW_PRECISION_WHY = ("low-precision weights are issue 36; hf2dsc imports f32 checkpoints "
-                     "only and never converts silently")
+# The checkpoint dtypes hf2dsc reads (and converts to the import's dtype).
+FLOAT_TENSORS = ("F32", "F16", "BF16", "F64")
+
+
+def checkpoint_dtype(ckpt: Checkpoint) -> tuple[str, str]:
+    """The dsc dtype a checkpoint keeps when --dtype names none, and where it comes from."""
+    for key in ("dtype", "torch_dtype"):
+        name = dtypes.TORCH_NAMES.get(str(ckpt.config.get(key)).replace("torch.", ""))
+        if name in dtypes.TARGETS:
+            return name, f"config.json's {key}"
+    found = {dtypes.SAFETENSORS[t.dtype] for t in ckpt.tensors.values()
+             if t.dtype in dtypes.SAFETENSORS}
+    if len(found) == 1 and next(iter(found)) in dtypes.TARGETS:
+        return found.pop(), "the checkpoint's tensors"
+    return "f32", "the default"
 
 
 @dataclass
@@ -35,12 +51,14 @@ class Weight:
     # derived constant).
     make: Callable[[np.ndarray | None], np.ndarray]
     derived: bool = False
+    dtype: str = ""             # the stored dtype: the import's, f32 for a derived constant
 
 
 class WeightTable:
-    def __init__(self, ckpt: Checkpoint, dtype: str = "f32"):
+    def __init__(self, ckpt: Checkpoint, dtype: str | None = None):
+        """dtype: the weights' (and the model's floats') dtype; None keeps the checkpoint's."""
         self.ckpt = ckpt
-        self.st_dtype, self.dtype = DTYPES[dtype]
+        self.dtype, self.dtype_why = (dtype, "--dtype") if dtype else checkpoint_dtype(ckpt)
         self.weights: dict[str, Weight] = {}
         self.problems: list[str] = []
         self.bad_dtypes: dict[str, list[str]] = {}
@@ -56,7 +74,7 @@ class WeightTable:
             self.problems.append(f"tensor '{hf_name}' has shape {list(info.shape)}, expected "
                                  f"{list(shape)}")
             ok = False
-        if info.dtype != self.st_dtype:
+        if info.dtype not in FLOAT_TENSORS:
             self.bad_dtypes.setdefault(info.dtype, []).append(hf_name)
             ok = False
         return ok
@@ -67,7 +85,7 @@ class WeightTable:
         if name in self.weights:
             return name
         self._check(hf_name, shape)
-        self.weights[name] = Weight(name, stored, hf_name, make)
+        self.weights[name] = Weight(name, stored, hf_name, make, dtype=self.dtype)
         return name
 
     def tensor(self, hf_name: str, shape: tuple[int, ...]) -> str:
@@ -81,8 +99,10 @@ class WeightTable:
                          lambda a: np.ascontiguousarray(a.T))
 
     def derived(self, name: str, value: np.ndarray, source: str) -> str:
-        """A constant hf2dsc computes (source says from what); its parameter name."""
-        self.weights[name] = Weight(name, tuple(value.shape), source, lambda _: value, True)
+        """A constant hf2dsc computes (source says from what), kept in f32; its parameter
+        name."""
+        self.weights[name] = Weight(name, tuple(value.shape), source, lambda _: value, True,
+                                    "f32")
         return name
 
     def all_problems(self) -> list[str]:
@@ -91,25 +111,24 @@ class WeightTable:
         for dtype, names in self.bad_dtypes.items():
             example = ", ".join(f"'{n}'" for n in names[:3]) + (", ..." if len(names) > 3
                                                                 else "")
-            why = LOW_PRECISION_WHY if dtype in LOW_PRECISION else \
-                f"hf2dsc imports {self.st_dtype} tensors only"
-            out.append(f"{len(names)} tensors are {dtype}, not {self.st_dtype} ({example}): "
-                       f"{why}")
+            out.append(f"{len(names)} tensors are {dtype} ({example}): hf2dsc reads "
+                       f"floating-point weights ({', '.join(FLOAT_TENSORS)})")
         return out
 
     def param(self, name: str) -> str:
-        """`name: f32[d0, d1]`, the weight's parameter declaration."""
+        """`name: bf16[d0, d1]`, the weight's parameter declaration."""
         w = self.weights[name]
-        return f"{name}: {self.dtype}[{', '.join(str(d) for d in w.shape)}]"
+        return f"{name}: {w.dtype}[{', '.join(str(d) for d in w.shape)}]"
 
     def params(self) -> list[str]:
         return [self.param(n) for n in self.weights]
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Every weight's data, in parameter order (the checkpoint's tensors loaded now)."""
+        """Every weight's data as the .safetensors file stores it (bf16 as its bits), in
+        parameter order (the checkpoint's tensors loaded now)."""
         out = {}
         for name, w in self.weights.items():
             a = w.make(None if w.derived else self.ckpt.load(w.source))
             assert a.shape == w.shape, (name, a.shape, w.shape)
-            out[name] = a
+            out[name] = dtypes.storage(a, w.dtype)
         return out
