@@ -2,6 +2,7 @@
 
 #include "ir/Functor.h"
 #include "ir/OpRegistry.h"
+#include "passes/legalize/Scalar.h"
 #include "symbolic/Simplify.h"
 
 namespace dsc::passes::lowering {
@@ -32,12 +33,14 @@ protected:
     if (it == rw_.buffers.end()) return e;
     return ir::Load::make(load->dtype, it->second, load->indices, load->loc);
   }
-  // A cast to the dtype its value has already (a load replaced by a fused producer's unrounded
-  // value, fused_read in Scalar.h) is the value.
+  // A widening of a handoff's rounding back to the value's own dtype is the value.
   ir::PrimExpr mutate_node(const ir::Cast* node, const ir::PrimExpr& self) override {
     ir::PrimExpr e = ir::IRMutator::mutate_node(node, self);
     const ir::Cast* cast = e.as<ir::Cast>();
-    return cast && cast->value->dtype == cast->dtype ? cast->value : e;
+    const ir::Cast* inner = cast ? cast->value.as<ir::Cast>() : nullptr;
+    if (inner && rw_.handoffs.count(inner) && inner->value->dtype == cast->dtype)
+      return inner->value;
+    return e;
   }
   ir::PrimExpr mutate_node(const ir::LocalRef* node, const ir::PrimExpr& self) override {
     auto it = rw_.locals.find(node->name);
@@ -50,6 +53,16 @@ private:
 };
 
 } // namespace
+
+ir::PrimExpr ElementRewrite::handoff(ir::PrimExpr value, ir::DType stored) {
+  if (value->dtype == stored) return value;
+  ir::PrimExpr rounded = convert(value, stored);
+  if (const ir::Cast* cast = rounded.as<ir::Cast>();
+      cast && (stored == ir::DType::F16 || stored == ir::DType::BF16) &&
+      cast->value.same_as(value))
+    handoffs.insert(cast);
+  return rounded;
+}
 
 ir::PrimExpr ElementRewrite::apply(const ir::PrimExpr& e) const {
   if (!e.defined()) return e;

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include "passes/legalize/ComputeDesc.h"
@@ -18,6 +19,15 @@ struct ElementRewrite {
   // Called on every load after its indices are rewritten, before its buffer is renamed: a
   // replacement, or an undefined PrimExpr to keep the load.
   std::function<ir::PrimExpr(const ir::Load&)> on_load;
+  // The casts that stand for a fused producer's store of a 16-bit float (made by handoff): a
+  // widening of one back to f32 is the unrounded value, since a fused chain rounds only where
+  // it stores (docs/language.md, "Precision"); any other use (a concat's select between
+  // loads) keeps the rounding.
+  std::set<const ir::Cast*> handoffs;
+
+  // `value` (a producer's element) as a consumer's load of dtype `stored` reads it: converted
+  // as the store and the load would, the rounding to a 16-bit float remembered in `handoffs`.
+  ir::PrimExpr handoff(ir::PrimExpr value, ir::DType stored);
 
   ir::PrimExpr apply(const ir::PrimExpr& e) const;
   // Its lets' names and values, and its value.

@@ -230,11 +230,12 @@ std::set<std::string> names_of(const std::vector<sym::Expr>& vars) {
 } // namespace
 
 std::shared_ptr<ComputeDesc> make_epilogue(const ComputeDesc& map, const std::string& product,
-                                           FnContext& ctx, std::string* why) {
+                                           ir::DType dtype, FnContext& ctx, std::string* why) {
   const MapOutput& m = map.maps.front();
   const std::vector<sym::Expr>& vars = m.space.vars;
-  if (vars.empty() || map.outputs.front().dtype != ir::DType::F32) {
-    *why = "the map's result is not an f32 matrix the product's rows can fold into";
+  if (vars.empty() || map.outputs.front().dtype != dtype) {
+    *why = std::string("the map's result is not a matrix of the product's dtype (") +
+           ir::dtype_name(dtype) + ") that the product's rows can fold into";
     return nullptr;
   }
   // Every index variable but the last (the column's).
@@ -266,14 +267,15 @@ std::shared_ptr<ComputeDesc> make_epilogue(const ComputeDesc& map, const std::st
 }
 
 std::shared_ptr<ComputeDesc> make_stitched_epilogue(const ComputeDesc& group,
-                                                    const std::string& product, FnContext& ctx,
-                                                    std::string* why) {
+                                                    const std::string& product, ir::DType dtype,
+                                                    FnContext& ctx, std::string* why) {
   const Stitch& st = group.stitch;
   const size_t rank = st.rows.vars.size();
-  if (group.outputs.size() != 1 || group.outputs.front().dtype != ir::DType::F32 || rank == 0 ||
+  if (group.outputs.size() != 1 || group.outputs.front().dtype != dtype || rank == 0 ||
       st.rows.vars.back().is<sym::Sym>() || st.stages.empty()) {
-    *why = "the stitched group does not reduce rows of the product along its last dim into "
-           "one f32 result";
+    *why = std::string("the stitched group does not reduce rows of the product along its last "
+                       "dim into one result of the product's dtype (") +
+           ir::dtype_name(dtype) + ")";
     return nullptr;
   }
   const std::vector<sym::Expr> row_list(st.rows.vars.begin(), st.rows.vars.end() - 1);

@@ -26,12 +26,13 @@
 
 namespace dsc::passes::lowering {
 
-// `map` (one output) as the epilogue of the product it reads through input buffer `product`:
-// a Map description over [R, N] whose one output is the product (read where it is written),
+// `map` (one output) as the epilogue of the product it reads through input buffer `product`,
+// whose elements are `dtype`: a Map description over [R, N] whose one output is the product
+// (read where it is written, so of the product's dtype),
 // with the map's other inputs, whose args are the graph values passed to them. Null with `*why`
 // set when the map reads anything in a way the routine cannot offset by rows.
 std::shared_ptr<ComputeDesc> make_epilogue(const ComputeDesc& map, const std::string& product,
-                                           FnContext& ctx, std::string* why);
+                                           ir::DType dtype, FnContext& ctx, std::string* why);
 
 // A stitched group (its reductions over the product's last dim, row by row, and its result a
 // map over the product's dims; softmax or layer_norm after a product) as the product's
@@ -40,7 +41,7 @@ std::shared_ptr<ComputeDesc> make_epilogue(const ComputeDesc& map, const std::st
 // the product, in place): every stage reads the product before that stage overwrites it, each
 // element read then written by the same iteration. Null with `*why` set otherwise.
 std::shared_ptr<ComputeDesc> make_stitched_epilogue(const ComputeDesc& group,
-                                                    const std::string& product, FnContext& ctx,
-                                                    std::string* why);
+                                                    const std::string& product, ir::DType dtype,
+                                                    FnContext& ctx, std::string* why);
 
 } // namespace dsc::passes::lowering

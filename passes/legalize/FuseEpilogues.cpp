@@ -68,8 +68,11 @@ bool Fuser::take_as_epilogue(FnItem& c, FnItem& p) {
   for (const ComputeDesc::Input& in : map.inputs)
     if (in.arg.get() == p.binding.vars.front().get()) buffer = in.buffer.name;
   std::string why;
-  std::shared_ptr<ComputeDesc> epilogue = stitched ? make_stitched_epilogue(map, buffer, ctx_, &why)
-                                                   : make_epilogue(map, buffer, ctx_, &why);
+  // The epilogue writes in place of the product, so its result keeps the product's dtype.
+  const ir::DType dtype = p.desc->type.dtype;
+  std::shared_ptr<ComputeDesc> epilogue =
+      stitched ? make_stitched_epilogue(map, buffer, dtype, ctx_, &why)
+               : make_epilogue(map, buffer, dtype, ctx_, &why);
   if (!epilogue) {
     refuse(p, c, why);
     return false;

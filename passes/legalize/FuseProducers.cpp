@@ -344,14 +344,15 @@ bool Fuser::inline_map(FnItem& c, size_t k, FnItem& p, size_t o) {
       if (it != copies.end()) return it->second;
       Element copy = instantiate(d, pd, o, key);
       lets.insert(lets.end(), copy.lets.begin(), copy.lets.end());
-      ir::PrimExpr value = fused_read(copy.value, l.dtype);
+      // A copy read more than once is a local of the producer's own (unrounded) value.
+      ir::PrimExpr value = copy.value;
       bool leaf = value.is<ir::Load>() || value.is<ir::LocalRef>() || value.is<ir::Index>();
       if (reads[key] > 1 && !leaf && !consumer_guards) {
         std::string name = d.names.fresh(pd.op);
         lets.push_back(LocalLet{name, value});
         value = ir::LocalRef::make(value->dtype, name);
       }
-      return copies[key] = value;
+      return copies[key] = rw.handoff(value, l.dtype);
     };
     Element rewritten = rw.apply(*e);
     lets.insert(lets.end(), rewritten.lets.begin(), rewritten.lets.end());

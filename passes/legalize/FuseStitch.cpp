@@ -214,8 +214,8 @@ bool Fuser::join(Group& g, size_t i) {
     const Stage& stage = gd.stitch.stages[s->second];
     if (stage.kind == Stage::Kind::Map)
       return ir::Load::make(l.dtype, gd.outputs[*stage.output].name, l.indices, l.loc);
-    // The row value as c reads it: unrounded for a 16-bit float (fused_read).
-    return fused_read(ir::LocalRef::make(row_value_dtype(stage), stage.local), l.dtype);
+    // The row value as the member stored it (rounded to a 16-bit float, say), as c read it.
+    return rw.handoff(ir::LocalRef::make(row_value_dtype(stage), stage.local), l.dtype);
   };
   Stage stage;
   stage.local = gd.names.fresh(cd.op);

@@ -171,13 +171,6 @@ PrimExpr convert(PrimExpr v, DType to) {
   return ir::Cast::make(to, v); // integer to integer: truncate or sign-extend
 }
 
-PrimExpr fused_read(PrimExpr value, DType stored) {
-  if (value->dtype == stored) return value;
-  const bool half = stored == DType::F16 || stored == DType::BF16;
-  if (half && value->dtype == compute_dtype(stored)) return value;
-  return convert(value, stored);
-}
-
 PrimExpr widen(PrimExpr v) {
   DType c = compute_dtype(v->dtype);
   return c == v->dtype ? v : ir::Cast::make(c, v);

@@ -59,13 +59,6 @@ ir::PrimExpr stored_constant(const LiteralValue& v, ir::DType d);
 ir::PrimExpr convert(ir::PrimExpr v, ir::DType to);
 // `v` (of a storage dtype) in its compute dtype: an exact widening.
 ir::PrimExpr widen(ir::PrimExpr v);
-// What a fused consumer reads in place of a load of dtype `stored` from its producer, whose
-// element is `value`: a 16-bit float's value stays in its compute dtype (f32), unrounded, since
-// a fused chain rounds only where it stores (docs/language.md, "Precision"); any other value is
-// converted to `stored`, as the store and the load would have. The consumer's widening of the
-// load then casts the value to its own dtype, which ElementRewrite drops.
-ir::PrimExpr fused_read(ir::PrimExpr value, ir::DType stored);
-
 ir::PrimExpr binary(ir::BinaryOp op, ir::PrimExpr a, ir::PrimExpr b);
 ir::PrimExpr select(ir::PrimExpr cond, ir::PrimExpr a, ir::PrimExpr b);
 // An intrinsic whose dtype is its first argument's (exp, log, neg, abs, pow, ...).

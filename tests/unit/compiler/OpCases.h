@@ -108,6 +108,10 @@ inline std::vector<NumericCase> cases() {
       {"matmul_transposed_f16", "fn f(a: f16[B, S, K], b: f16[B, T, K]) { return matmul(a, permute(b, [0, 2, 1])) }", {"B", "S", "K", "T"}},
       {"matmul_transposed_bf16", "fn f(a: bf16[S, K], b: bf16[T, K]) { return matmul(a, permute(b, [1, 0])) }", {"S", "K", "T"}},
       {"matmul_bias_gelu_bf16", "import nn\nfn f(a: bf16[M, 48], w: bf16[48, N], b: bf16[N]) { return nn.gelu_tanh(matmul(a, w) + b) }", {"M", "N"}},
+      // An epilogue writes in place of the product, so a consumer that changes the dtype
+      // (to f32 here, compared at bf16's tolerance) is not fused into one.
+      {"matmul_bf16_then_f32", "fn f(a: bf16[M, K], b: bf16[K, N], r: bf16[M, N]) { return cast(matmul(a, b) + r, dtype=\"f32\") }", {"M", "K", "N"}, 2, 1e-2},
+      {"matmul_f16_softmax_f32", "import nn\nfn f(a: f16[M, K], b: f16[K, N]) { return nn.softmax(cast(matmul(a, b), dtype=\"f32\"), axis=-1) }", {"M", "K", "N"}, 2, 2e-3},
       {"matmul_i64", "fn f(a: i64[M, K], b: i64[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 10},
       {"conv2d", "fn f(x: f32[N, 3, H, W], w: f32[4, 3, 3, 3]) { return conv2d(x, w, padding=1) }", {"N", "H", "W"}, 2, 1e-4},
       {"conv2d_stride_dilation", "fn f(x: f32[N, 2, H, W], w: f32[3, 2, 2, 3]) where H >= 3, W >= 3 { return conv2d(x, w, stride=[2, 1], padding=[0, 1], dilation=2) }", {"N", "H", "W"}, 2, 1e-4, 3},
