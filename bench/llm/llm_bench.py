@@ -90,8 +90,28 @@ def weight_bytes(model) -> int:
     return sum(p.numel() * p.element_size() for p in model.parameters() if p is not table)
 
 
-def write_gguf(model, path: str) -> None:
-    """The model's tensors as GGUF F32 for llama.cpp's llama architecture."""
+# --dtype: the torch dtype of the transformers peers and the GGUF file type llama.cpp reads.
+DTYPES = {"f32": ("float32", "ALL_F32"), "f16": ("float16", "MOSTLY_F16"),
+          "bf16": ("bfloat16", "MOSTLY_BF16")}
+
+
+def gguf_tensor(a, dtype: str):
+    """(array, raw_dtype) for gguf's add_tensor: matrices in `dtype` (bf16 as its bits, which
+    NumPy has no type for), vectors (the norms) in F32 as llama.cpp's converter keeps them."""
+    import gguf
+    import numpy as np
+    import torch
+    if a.ndim < 2 or dtype == "f32":
+        return a.astype(np.float32), None
+    if dtype == "f16":
+        return a.astype(np.float16), None
+    bits = torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(torch.bfloat16)
+    return bits.view(torch.int16).numpy().view(np.uint16), gguf.GGMLQuantizationType.BF16
+
+
+def write_gguf(model, path: str, dtype: str = "f32") -> None:
+    """The model's tensors as GGUF (F32, F16 or BF16 matrices) for llama.cpp's llama
+    architecture."""
     import gguf
     c = model.config
     w = gguf.GGUFWriter(path, "llama")
@@ -104,7 +124,7 @@ def write_gguf(model, path: str) -> None:
     w.add_rope_dimension_count(c.hidden_size // c.num_attention_heads)
     w.add_rope_freq_base(c.rope_parameters["rope_theta"])
     w.add_layer_norm_rms_eps(c.rms_norm_eps)
-    w.add_file_type(gguf.LlamaFileType.ALL_F32)
+    w.add_file_type(getattr(gguf.LlamaFileType, DTYPES[dtype][1]))
     # A vocabulary of placeholders: the benchmark feeds token ids, never text.
     w.add_tokenizer_model("llama")
     w.add_token_list([f"<t{i}>".encode() for i in range(c.vocab_size)])
@@ -120,20 +140,25 @@ def write_gguf(model, path: str) -> None:
         return t.reshape(heads, 2, out_dim // heads // 2, in_dim).swapaxes(1, 2).reshape(out_dim, in_dim)
 
     sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
-    w.add_tensor("token_embd.weight", sd["model.embed_tokens.weight"])
-    w.add_tensor("output_norm.weight", sd["model.norm.weight"])
-    w.add_tensor("output.weight", sd["lm_head.weight"])
+
+    def add(name, a):
+        array, raw = gguf_tensor(a, dtype)
+        w.add_tensor(name, array, raw_dtype=raw)
+
+    add("token_embd.weight", sd["model.embed_tokens.weight"])
+    add("output_norm.weight", sd["model.norm.weight"])
+    add("output.weight", sd["lm_head.weight"])
     for i in range(c.num_hidden_layers):
         p = f"model.layers.{i}."
-        w.add_tensor(f"blk.{i}.attn_norm.weight", sd[p + "input_layernorm.weight"])
-        w.add_tensor(f"blk.{i}.attn_q.weight", rotary_rows(sd[p + "self_attn.q_proj.weight"], c.num_attention_heads))
-        w.add_tensor(f"blk.{i}.attn_k.weight", rotary_rows(sd[p + "self_attn.k_proj.weight"], c.num_key_value_heads))
-        w.add_tensor(f"blk.{i}.attn_v.weight", sd[p + "self_attn.v_proj.weight"])
-        w.add_tensor(f"blk.{i}.attn_output.weight", sd[p + "self_attn.o_proj.weight"])
-        w.add_tensor(f"blk.{i}.ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
-        w.add_tensor(f"blk.{i}.ffn_gate.weight", sd[p + "mlp.gate_proj.weight"])
-        w.add_tensor(f"blk.{i}.ffn_up.weight", sd[p + "mlp.up_proj.weight"])
-        w.add_tensor(f"blk.{i}.ffn_down.weight", sd[p + "mlp.down_proj.weight"])
+        add(f"blk.{i}.attn_norm.weight", sd[p + "input_layernorm.weight"])
+        add(f"blk.{i}.attn_q.weight", rotary_rows(sd[p + "self_attn.q_proj.weight"], c.num_attention_heads))
+        add(f"blk.{i}.attn_k.weight", rotary_rows(sd[p + "self_attn.k_proj.weight"], c.num_key_value_heads))
+        add(f"blk.{i}.attn_v.weight", sd[p + "self_attn.v_proj.weight"])
+        add(f"blk.{i}.attn_output.weight", sd[p + "self_attn.o_proj.weight"])
+        add(f"blk.{i}.ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
+        add(f"blk.{i}.ffn_gate.weight", sd[p + "mlp.gate_proj.weight"])
+        add(f"blk.{i}.ffn_up.weight", sd[p + "mlp.up_proj.weight"])
+        add(f"blk.{i}.ffn_down.weight", sd[p + "mlp.down_proj.weight"])
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -264,6 +289,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--prefill", default="128,512")
     ap.add_argument("--decode", default="1x128,8x128,1x1024,8x1024")
     ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--dtype", default="f32", choices=sorted(DTYPES),
+                    help="the weights' dtype in every system: dsc imports with hf2dsc --dtype, "
+                         "transformers runs the model in it, llama.cpp reads GGUF F32/F16/BF16")
     ap.add_argument("--peers", default="dsc,eager,compiled,llamacpp")
     ap.add_argument("--work", help="keep the checkpoint, imports and builds here (reused)")
     ap.add_argument("--out", help="write the results as JSON")
@@ -286,7 +314,7 @@ def main(argv: list[str]) -> int:
 
     ckpt = os.path.join(work, "checkpoint")
     log(f"a LLaMA of TinyLlama's sizes with {ns.layers} layers -> {ckpt}")
-    model = make_checkpoint(ns.layers, ckpt)
+    model = make_checkpoint(ns.layers, ckpt).to(getattr(torch, DTYPES[ns.dtype][0]))
     bandwidth = read_bandwidth(ns.threads)
     wbytes = weight_bytes(model)
     log(f"read bandwidth {bandwidth / 1e9:.1f} GB/s; {wbytes / 1e9:.2f} GB of weights per decode step")
@@ -296,10 +324,11 @@ def main(argv: list[str]) -> int:
     factories = []
     if "dsc" in peers:
         def make_dsc():
-            out = os.path.join(work, "dsc")
+            out = os.path.join(work, "dsc" if ns.dtype == "f32" else f"dsc-{ns.dtype}")
             if not os.path.exists(os.path.join(out, "model.dsc")):
-                subprocess.run([sys.executable, HF2DSC, ckpt, "-o", out], check=True)
-            so = os.path.join(work, "model.so")
+                subprocess.run([sys.executable, HF2DSC, ckpt, "-o", out, "--dtype", ns.dtype],
+                               check=True)
+            so = os.path.join(out, "model.so")
             t0 = time.perf_counter()
             subprocess.run([ns.dscc, "build", os.path.join(out, "model.dsc"), "--entry=prefill",
                             "--entry=decode", "-o", so], check=True)
@@ -308,9 +337,9 @@ def main(argv: list[str]) -> int:
         factories.append(make_dsc)
     if "llamacpp" in peers:
         def make_llamacpp():
-            path = os.path.join(work, "model-f32.gguf")
+            path = os.path.join(work, f"model-{ns.dtype}.gguf")
             if not os.path.exists(path):
-                write_gguf(model, path)
+                write_gguf(model, path, ns.dtype)
             return LlamaCpp(path, ns.threads, longest)
         factories.append(make_llamacpp)
     if "eager" in peers:
@@ -318,7 +347,8 @@ def main(argv: list[str]) -> int:
     if "compiled" in peers:  # last: it compiles the model's forward in place
         factories.append(lambda: Transformers(model, compiled=True, context=longest))
 
-    results = {"threads": ns.threads, "layers": ns.layers, "read_bytes_per_s": bandwidth,
+    results = {"threads": ns.threads, "layers": ns.layers, "dtype": ns.dtype,
+               "read_bytes_per_s": bandwidth,
                "weight_bytes": wbytes, "steps": ns.steps, "prefill": {}, "decode": {}}
     vocab = model.config.vocab_size
     for make in factories:

@@ -13,24 +13,9 @@ namespace dsc::runtime::gemm {
 
 namespace {
 
-// One layout of one B: where it starts, its shape and strides, the kernels' panel width, and
-// what made the panels (null: B read from memory; a PanelSource's pack function: a 16-bit B
-// widened or paired).
-using PanelFn = void (*)(const void*, int64_t, int64_t, int64_t, int64_t, int64_t, float*);
-struct PackKey {
-  const void* b;
-  int64_t n, k, b_row, b_col;
-  const GemmKernels* kernels;
-  PanelFn panels;
-  bool operator<(const PackKey& o) const {
-    return std::tie(b, n, k, b_row, b_col, kernels, panels) <
-           std::tie(o.b, o.n, o.k, o.b_row, o.b_col, o.kernels, o.panels);
-  }
-};
-
 struct Range {
   uintptr_t end;
-  std::map<PackKey, std::shared_ptr<const float[]>> packs;
+  std::map<ConstantFormKey, std::shared_ptr<const void>> forms;
 };
 
 struct Registry {
@@ -108,35 +93,48 @@ size_t constant_pack_count() {
   Registry& r = registry();
   std::shared_lock lock(r.mutex);
   size_t n = 0;
-  for (const auto& [begin, range] : r.ranges) n += range.packs.size();
+  for (const auto& [begin, range] : r.ranges) n += range.forms.size();
   return n;
 }
 
-std::shared_ptr<const float[]> constant_pack(const GemmKernels& K, const Product& p) {
+bool ConstantFormKey::operator<(const ConstantFormKey& o) const {
+  return std::tie(data, n, k, row, col, maker, variant) <
+         std::tie(o.data, o.n, o.k, o.row, o.col, o.maker, o.variant);
+}
+
+std::shared_ptr<const void> constant_form(const ConstantFormKey& key, size_t bytes,
+                                          const std::function<std::shared_ptr<const void>()>& make) {
   Registry& r = registry();
-  if (p.b_panels && !p.b_panels->data) return nullptr; // panels made anew each time
-  const void* data = p.b_panels ? p.b_panels->data : p.b;
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
-  const int64_t last = (p.k - 1) * p.b_row + (p.n - 1) * p.b_col; // B's last element
-  const uintptr_t end = begin + (p.b_panels ? p.b_panels->bytes
-                                            : static_cast<uintptr_t>((last + 1) * 4));
-  const PackKey key{data, p.n, p.k, p.b_row, p.b_col, &K, p.b_panels ? p.b_panels->pack : nullptr};
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(key.data);
+  const uintptr_t end = begin + bytes;
   {
     std::shared_lock lock(r.mutex);
     if (r.ranges.empty()) return nullptr;
     Range* range = containing(r, begin, end);
     if (!range) return nullptr;
-    auto it = range->packs.find(key);
-    if (it != range->packs.end()) return it->second;
+    auto it = range->forms.find(key);
+    if (it != range->forms.end()) return it->second;
   }
   std::unique_lock lock(r.mutex);
   Range* range = containing(r, begin, end); // released meanwhile?
   if (!range) return nullptr;
-  auto [it, added] = range->packs.try_emplace(key);
-  if (added) it->second = pack_whole(K, p);
-  std::shared_ptr<const float[]> pack = it->second;
-  if (!pack) range->packs.erase(it);
-  return pack;
+  auto [it, added] = range->forms.try_emplace(key);
+  if (added) it->second = make();
+  std::shared_ptr<const void> form = it->second;
+  if (!form) range->forms.erase(it);
+  return form;
+}
+
+std::shared_ptr<const float[]> constant_pack(const GemmKernels& K, const Product& p) {
+  if (p.b_panels && !p.b_panels->data) return nullptr; // panels made anew each time
+  const void* data = p.b_panels ? p.b_panels->data : p.b;
+  const int64_t last = (p.k - 1) * p.b_row + (p.n - 1) * p.b_col; // B's last element
+  const size_t bytes = p.b_panels ? p.b_panels->bytes : static_cast<size_t>((last + 1) * 4);
+  const ConstantFormKey key{data, p.n, p.k, p.b_row, p.b_col, &K,
+                            p.b_panels ? reinterpret_cast<uintptr_t>(p.b_panels->pack) : 0};
+  std::shared_ptr<const void> pack =
+      constant_form(key, bytes, [&] { return std::shared_ptr<const void>(pack_whole(K, p)); });
+  return std::static_pointer_cast<const float[]>(pack);
 }
 
 } // namespace dsc::runtime::gemm

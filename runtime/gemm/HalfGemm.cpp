@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <new>
 
 #include "runtime/HostABI.h"
+#include "runtime/gemm/ConstantPacks.h"
 #include "runtime/gemm/Driver.h"
 #include "runtime/gemm/Scratch.h"
 
@@ -112,6 +115,22 @@ PanelFn b_packer(bool pairs, HalfType type) {
                                 : &pack_b_panel<false, HalfType::F16>;
 }
 
+// The tag of a constant's transposed copy (ConstantFormKey::maker).
+const char kTransposedTag = 0;
+
+// B (k x n, rows b_row apart) as n x k, dense; null when there is no memory for it.
+std::shared_ptr<const void> transpose(const HalfProduct& p) {
+  std::shared_ptr<uint16_t[]> t(new (std::nothrow) uint16_t[static_cast<size_t>(p.n * p.k)]);
+  if (!t) return nullptr;
+  constexpr int64_t kTile = 64; // a tile of B's rows and columns at a time, both in cache
+  for (int64_t q0 = 0; q0 < p.k; q0 += kTile)
+    for (int64_t j0 = 0; j0 < p.n; j0 += kTile)
+      for (int64_t q = q0; q < std::min(p.k, q0 + kTile); ++q)
+        for (int64_t j = j0; j < std::min(p.n, j0 + kTile); ++j)
+          t[j * p.k + q] = p.b[q * p.b_row + j];
+  return t;
+}
+
 } // namespace
 
 const HalfKernels* half_kernels_named(std::string_view isa) {
@@ -143,18 +162,34 @@ void multiply(const HalfKernels& K, const HalfProduct& p, bool parallel, const E
   finish.finish_rows = &round_rows;
   finish.finish_context = &rounding;
   const GemmKernels& F = *K.f32;
+  const int64_t last_b = (p.k - 1) * p.b_row + (p.n - 1) * p.b_col;
+  const size_t b_bytes = static_cast<size_t>(last_b + 1) * sizeof(uint16_t);
   if (p.m <= kSmallM && p.a_col == 1 && (p.b_col == 1 || p.b_row == 1)) {
-    small_m(T, F.mr, F.nr, F.width, product_threads(parallel, p.m, p.n, p.k), p.a, p.a_row, p.b,
-            p.b_row, p.b_col, wide, p.n, p.m, p.n, p.k);
+    // A few rows read B in place, every load widened. A constant B with rows contiguous (a
+    // model's weights as [K, N]) is read from its transpose instead, made once: each column a
+    // contiguous stream for the dot products, where B's rows (a page apart when N is large)
+    // would cost a TLB miss per row and column block.
+    const uint16_t* b = p.b;
+    int64_t b_row = p.b_row, b_col = p.b_col;
+    std::shared_ptr<const void> transposed;
+    if (p.b_col == 1 && p.n >= 4)
+      transposed = constant_form(
+          {p.b, p.n, p.k, p.b_row, p.b_col, &kTransposedTag, static_cast<uintptr_t>(p.type)},
+          b_bytes, [&] { return transpose(p); });
+    if (transposed) {
+      b = static_cast<const uint16_t*>(transposed.get());
+      b_row = 1;
+      b_col = p.k;
+    }
+    small_m(T, F.mr, F.nr, F.width, product_threads(parallel, p.m, p.n, p.k), p.a, p.a_row, b,
+            b_row, b_col, wide, p.n, p.m, p.n, p.k);
     finish.run(0, p.m);
     return;
   }
   const bool pairs = p.type == HalfType::BF16 && K.bf16_pairs;
   const Operands operands{&K, &p};
-  const int64_t last_b = (p.k - 1) * p.b_row + (p.n - 1) * p.b_col;
   const PanelSource a_panels{pairs ? &pack_a_panel<true> : &pack_a_panel<false>, &operands};
-  const PanelSource b_panels{b_packer(pairs, p.type), &operands, p.b,
-                             static_cast<size_t>(last_b + 1) * sizeof(uint16_t)};
+  const PanelSource b_panels{b_packer(pairs, p.type), &operands, p.b, b_bytes};
   const Product wide_product{.a_panels = &a_panels, .b_panels = &b_panels, .c = wide, .m = p.m,
                              .n = p.n, .k = p.k, .a_row = p.a_row, .a_col = p.a_col,
                              .b_row = p.b_row, .b_col = p.b_col, .ldc = p.n};

@@ -138,27 +138,29 @@ TEST(HalfGemm, RandomSizesUpTo300) {
       }
 }
 
-// A B in declared constant memory is packed once (the pack keyed by its type and kernels) and
-// the second product reads the pack; releasing the memory frees it.
+// A B in declared constant memory is packed once (the pack keyed by its type and kernels; for
+// a product of few rows, B transposed) and the second product reads the pack; releasing the
+// memory frees it.
 TEST(HalfGemm, ConstantBIsPackedOnce) {
   std::mt19937 rng(38);
   for (const HalfKernels* K : runnable())
-    for (HalfType t : {HalfType::BF16, HalfType::F16}) {
-      const Sizes s{40, 70, 300, false};
-      Operands o = make(t, s, rng);
-      std::string error;
-      ASSERT_TRUE(declare_constant(o.b.data(), o.b.size() * 2, &error)) << error;
-      const size_t packs = constant_pack_count();
-      multiply(*K, o.p);
-      EXPECT_EQ(constant_pack_count(), packs + 1) << describe(*K, t, s);
-      std::fill(o.c.begin(), o.c.end(), to_bits(t, std::nanf("")));
-      multiply(*K, o.p);
-      EXPECT_EQ(constant_pack_count(), packs + 1) << describe(*K, t, s);
-      compare(o, describe(*K, t, s) + " (from the pack)");
-      EXPECT_TRUE(release_constant(o.b.data()));
-      EXPECT_EQ(constant_pack_count(), packs);
-      if (HasFatalFailure()) return;
-    }
+    for (HalfType t : {HalfType::BF16, HalfType::F16})
+      for (int64_t m : {int64_t{40}, int64_t{3}}) {
+        const Sizes s{m, 70, 300, false};
+        Operands o = make(t, s, rng);
+        std::string error;
+        ASSERT_TRUE(declare_constant(o.b.data(), o.b.size() * 2, &error)) << error;
+        const size_t packs = constant_pack_count();
+        multiply(*K, o.p);
+        EXPECT_EQ(constant_pack_count(), packs + 1) << describe(*K, t, s);
+        std::fill(o.c.begin(), o.c.end(), to_bits(t, std::nanf("")));
+        multiply(*K, o.p);
+        EXPECT_EQ(constant_pack_count(), packs + 1) << describe(*K, t, s);
+        compare(o, describe(*K, t, s) + " (from the pack)");
+        EXPECT_TRUE(release_constant(o.b.data()));
+        EXPECT_EQ(constant_pack_count(), packs);
+        if (HasFatalFailure()) return;
+      }
 }
 
 // NaN in A makes its row NaN; an infinity times a positive sum stays infinite, of its sign.
