@@ -1,6 +1,7 @@
 // matmul (NumPy semantics: batched with broadcast batch dims, 1-D operands promoted and the
-// added dim removed) and conv2d (NCHW input, OIHW weights). Accumulation is in double for
-// floats and int64 for integers.
+// added dim removed), matmul_q (weights quantized per group, dequantized as they are read)
+// and conv2d (NCHW input, OIHW weights). Accumulation is in double for floats and int64 for
+// integers.
 
 #include "backends/reference/Value.h"
 #include "ir/OpRegistry.h"
@@ -146,11 +147,57 @@ Result conv2d(const std::vector<Value>& args, OpError& err) {
   return out;
 }
 
+// Value k of row n of a quantized w (ir/ops/Matmul.cpp): the byte itself at 8 bits; at 4, a
+// nibble of byte k / 2 (the low one for even k) less 8.
+int64_t quantized(const Value& w, int64_t row_bytes, int64_t n, int64_t k, int64_t bits) {
+  if (bits == 8) return load_i(w, n * row_bytes + k);
+  const auto byte = static_cast<uint8_t>(load_i(w, n * row_bytes + k / 2));
+  return (k % 2 == 0 ? byte & 0x0F : byte >> 4) - 8;
+}
+
+Result matmul_q(const std::vector<Value>& args, OpError& err) {
+  const Value &x = args[0], &w = args[1], &s = args[2];
+  const std::optional<int64_t> bits = as_int(args[3]);
+  if (!x.is_tensor() || !w.is_tensor() || !s.is_tensor() || x.shape().empty() ||
+      w.shape().size() != 2 || s.shape().size() != 2 || !bits || (*bits != 4 && *bits != 8)) {
+    err.message = "matmul_q expects x[..., K], w[N, K or K/2], scales[N, G] and bits 4 or 8";
+    return std::nullopt;
+  }
+  const int64_t k = x.shape().back(), n = w.shape()[0], groups = s.shape()[1];
+  const int64_t row_bytes = w.shape()[1];
+  if ((*bits == 8 ? row_bytes : 2 * row_bytes) != k || s.shape()[0] != n || groups < 1 ||
+      k % groups != 0) {
+    err.message = "matmul_q: w " + type_string(w.dtype, w.shape()) + " and scales " +
+                  type_string(s.dtype, s.shape()) + " do not quantize " +
+                  std::to_string(k) + " values per row";
+    return std::nullopt;
+  }
+  std::vector<int64_t> out_shape(x.shape().begin(), x.shape().end() - 1);
+  out_shape.push_back(n);
+  Value out = make_tensor(x.dtype, out_shape);
+  const int64_t rows = k == 0 ? 0 : x.numel() / k, group = k / groups;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t q = 0; q < k; ++q)
+        acc += load_f(x, i * k + q) * (static_cast<double>(quantized(w, row_bytes, j, q, *bits)) *
+                                       load_f(s, j * groups + q / group));
+      store_f(out, i * n + j, acc);
+    }
+  return out;
+}
+
 } // namespace
 
 Result eval_linalg(const std::string& op, const std::vector<Value>& args, OpError& err) {
-  if (ir::find_op(op)->id == ir::OpId::matmul) return matmul(args[0], args[1], err);
-  return conv2d(args, err);
+  switch (ir::find_op(op)->id) {
+  case ir::OpId::matmul:
+    return matmul(args[0], args[1], err);
+  case ir::OpId::matmul_q:
+    return matmul_q(args, err);
+  default:
+    return conv2d(args, err);
+  }
 }
 
 } // namespace dsc::reference

@@ -109,10 +109,49 @@ ComputeDesc reduction(const ir::BoundArgs& args, const ir::Type& type, FnContext
   return db.reduce(std::move(r), type);
 }
 
+// matmul_q as a reduction over K: out[..., n] = sum_k x[..., k] * q(n, k) * scales[n, k / group],
+// each weight dequantized as it is read (ir/ops/Matmul.cpp has the format).
+ComputeDesc quantized_reduction(const ir::BoundArgs& args, const ir::Type& type, FnContext& ctx) {
+  DescBuilder db(ctx, ir::op_name(ir::OpId::matmul_q));
+  Operand x = db.input(args[0], "x"), w = db.input(args[1], "w"), s = db.input(args[2], "scales");
+  db.output(type, "out");
+  const DType c = compute_dtype(type.dtype);
+  const int64_t bits = std::get<int64_t>(args[3].as<ir::Literal>()->value);
+  const sym::Expr k_dim = args.types[0].shape.back();
+  const sym::Expr group = sym::floordiv(k_dim, args.types[2].shape[1]);
+  Reduction r;
+  r.identity = zero(c);
+  r.space = db.space(type.shape);
+  r.accumulator = db.local_name("acc");
+  r.reduced = db.space({k_dim}, "k");
+  const Indices& o = r.space.vars;
+  const sym::Expr& k = r.reduced.vars[0];
+  const sym::Expr& n = o.back();
+  Indices xi(o.begin(), o.end() - 1);
+  xi.push_back(k);
+  ir::PrimExpr q;
+  if (bits == 8) {
+    q = convert(db.load(w, {n, k}), c);
+  } else {
+    // The byte's bits as 0..255, then its low nibble for even k, its high one for odd, less 8.
+    ir::PrimExpr byte = convert(db.load(w, {n, sym::floordiv(k, 2)}), DType::I64);
+    ir::PrimExpr u = select(binary(BinaryOp::LT, byte, int_imm(DType::I64, 0)),
+                            binary(BinaryOp::Add, byte, int_imm(DType::I64, 256)), byte);
+    ir::PrimExpr even = binary(BinaryOp::EQ, index(sym::floormod(k, 2)), int_imm(DType::I64, 0));
+    ir::PrimExpr nibble = select(even, binary(BinaryOp::Mod, u, int_imm(DType::I64, 16)),
+                                 binary(BinaryOp::Div, u, int_imm(DType::I64, 16)));
+    q = convert(binary(BinaryOp::Sub, nibble, int_imm(DType::I64, 8)), c);
+  }
+  ir::PrimExpr scale = convert(db.read(s, {n, sym::floordiv(k, group)}, args.types[2].dtype), c);
+  r.body.value = binary(BinaryOp::Mul, db.read(x, xi, type.dtype), binary(BinaryOp::Mul, q, scale));
+  return db.reduce(std::move(r), type);
+}
+
 } // namespace
 
-std::optional<ComputeDesc> describe_matmul(const ir::Call&, const ir::BoundArgs& args,
+std::optional<ComputeDesc> describe_matmul(const ir::Call& call, const ir::BoundArgs& args,
                                            const ir::Type& type, FnContext& ctx) {
+  if (ir::find_op(call.callee)->id == ir::OpId::matmul_q) return quantized_reduction(args, type, ctx);
   if (std::optional<ComputeDesc> library = blas(args, type, ctx)) return library;
   return reduction(args, type, ctx);
 }
