@@ -280,6 +280,27 @@ std::optional<std::vector<Expr>> conv2d_scalar_args(const std::vector<StridedVie
                            values[2],  values[3],  values[4],  values[5]};
 }
 
+// dsc.gemm_q8 and dsc.gemm_q4: x [..., K] (its leading dims folded into M), w [N, K or K / 2],
+// scales [N, G], the result [..., N], all dense.
+std::optional<std::vector<Expr>>
+quantized_gemm_scalar_args(const std::vector<StridedView>& buffers,
+                           const std::vector<RoutineAttribute>&, std::string* error) {
+  const StridedView &x = buffers[0], &w = buffers[1], &scales = buffers[2];
+  for (const StridedView& v : buffers)
+    if (!is_dense(v)) {
+      *error = "a quantized product reads and writes dense tensors";
+      return std::nullopt;
+    }
+  if (x.shape.empty() || w.shape.size() != 2 || scales.shape.size() != 2) {
+    *error = "a quantized product takes x [..., K], w [N, K or K / 2] and scales [N, G]";
+    return std::nullopt;
+  }
+  const std::vector<Expr> rows(x.shape.begin(), x.shape.end() - 1);
+  Expr m(1);
+  for (const Expr& d : rows) m = m * d;
+  return std::vector<Expr>{symbolic::simplify(m), w.shape[0], x.shape.back(), scales.shape[1]};
+}
+
 } // namespace
 
 static_assert(kSgemmScalars == 19 && kSgemmChainScalars == 25 && kConv2dScalars == 16,
@@ -289,13 +310,23 @@ const std::vector<LibraryRoutine>& all_library_routines() {
   static const std::vector<LibraryRoutine> routines = {
 #define DSC_LIBRARY_ROUTINE(id, symbol, target, role, base, preferred, runtime_function,           \
                             epilogue_function, views, buffers, scalars, scalars_by, dtype,         \
-                            scalar_args, attributes, summary)                                      \
+                            buffer_dtypes, scalar_args, attributes, summary)                       \
   {RoutineId::id,    symbol,  TargetKind::target, RoutineRole::role, RoutineId::base,              \
    preferred,        runtime_function, epilogue_function, views,    buffers,                       \
-   scalars,          ScalarsBy::scalars_by, DType::dtype, scalar_args, attributes, summary},
+   scalars,          ScalarsBy::scalars_by, DType::dtype, buffer_dtypes, scalar_args, attributes,   \
+   summary},
 #include "ir/LibraryRoutines.def"
   };
   return routines;
+}
+
+DType routine_buffer_dtype(const LibraryRoutine& routine, size_t i) {
+  if (!*routine.buffer_dtypes) return routine.dtype;
+  std::string_view names = routine.buffer_dtypes;
+  for (size_t k = 0; k < i; ++k) names.remove_prefix(names.find(' ') + 1);
+  std::optional<DType> d = parse_dtype(names.substr(0, names.find(' ')));
+  internal_assert(d) << "routine " << routine.symbol << ": bad buffer_dtypes";
+  return *d;
 }
 
 const LibraryRoutine& library_routine(RoutineId id) {

@@ -39,6 +39,8 @@ enum class RoutineRole : uint8_t {
   MatmulBiasRelu,     // max(A @ B + bias, 0), the vendor's ReLU (NaN becomes 0)
   MatmulBiasGeluTanh, // gelu_tanh(A @ B + bias), finished by the vendor
   Conv2d,             // a 2-D convolution, NCHW by OIHW
+  MatmulQ8,           // matmul_q at 8 bits: x times w dequantized (ir/ops/Matmul.cpp)
+  MatmulQ4,           // matmul_q at 4 bits
 };
 
 // How the host code passes a routine's scalars (its table's `scalars_by`).
@@ -60,7 +62,8 @@ struct LibraryRoutine {
   int buffers;                  // operands then results
   int scalars;                  // int64 scalars after the buffers
   ScalarsBy scalars_by;         // passed one by one, or as a descriptor
-  DType dtype;                  // of every buffer
+  DType dtype;                  // of every buffer, unless buffer_dtypes says
+  const char* buffer_dtypes;    // "" or each buffer's dtype, space-separated ("f32 i8 f16 f32")
   ScalarArgsFn scalar_args;
   const char* attributes;       // the attributes it takes, in order, space-separated ("" for none)
   const char* summary;
@@ -135,6 +138,9 @@ std::string epilogue_mismatch(const ExternFunc& ext, const PrimFunc& prim);
 
 // The row-count symbol R of an epilogue (the first dim of its output).
 std::string epilogue_rows_symbol(const PrimFunc& epilogue);
+
+// The dtype of the routine's buffer i (operands, then results).
+DType routine_buffer_dtype(const LibraryRoutine& routine, size_t i);
 
 // The routine bound to `symbol`, or null.
 const LibraryRoutine* find_library_routine(std::string_view symbol);

@@ -208,6 +208,16 @@ void dsc_rt_gemm_f16_strided_epilogue(const uint16_t* a, const uint16_t* bm, uin
                                       int64_t num_symbols, int64_t rows_slot,
                                       int64_t first_row_slot);
 
+// Routines "dsc.gemm_q8" and "dsc.gemm_q4" (matmul_q; runtime/gemm/QuantGemm.h): y [m, n] =
+// x [m, k] @ W^T, all dense, W's row j holding k values of 8 bits (w + j * k) or 4 bits (two a
+// byte, the low nibble first, a nibble u meaning u - 8; w + j * k / 2) and `groups` f16 scales
+// (scales + j * groups), value q scaled by its group's (q / (k / groups)). Sizes that are no
+// such product (k not a multiple of groups, an odd k at 4 bits, negative) do nothing.
+void dsc_rt_gemm_q8_f32(const float* x, const int8_t* w, const uint16_t* scales, float* y,
+                        int64_t m, int64_t n, int64_t k, int64_t groups);
+void dsc_rt_gemm_q4_f32(const float* x, const int8_t* w, const uint16_t* scales, float* y,
+                        int64_t m, int64_t n, int64_t k, int64_t groups);
+
 // Routine "dsc.sgemm_chain": C = epilogue(A @ B) @ D over a batch of products, a block of A's
 // rows at a time (runtime/gemm/Chain.cpp), so A @ B (attention's scores) is never stored whole.
 // `chain` describes both products (dsc_strided_chain); each block of rows of A @ B lies dense in

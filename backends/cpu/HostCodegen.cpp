@@ -722,10 +722,12 @@ private:
       return;
     }
     if (!step_buffers(s, static_cast<size_t>(routine->buffers), what)) return;
-    for (int id : s.buffers) {
-      if (buffer(id).dtype != routine->dtype) {
+    for (size_t i = 0; i < s.buffers.size(); ++i) {
+      const int id = s.buffers[i];
+      const ir::DType want = ir::routine_buffer_dtype(*routine, i);
+      if (buffer(id).dtype != want) {
         fail(what + ": " + describe(buffer(id), id) + " is " + ir::dtype_name(buffer(id).dtype) +
-             "; the routine takes " + ir::dtype_name(routine->dtype));
+             "; the routine takes " + ir::dtype_name(want));
         return;
       }
     }

@@ -109,6 +109,26 @@ ComputeDesc reduction(const ir::BoundArgs& args, const ir::Type& type, FnContext
   return db.reduce(std::move(r), type);
 }
 
+// matmul_q as a call of the target's routine for its bits and x's dtype (dsc.gemm_q8 and
+// dsc.gemm_q4 on the CPU, for f32 x and f16 scales), when it has one.
+std::optional<ComputeDesc> quantized_library(const ir::BoundArgs& args, const ir::Type& type,
+                                             FnContext& ctx) {
+  const int64_t bits = std::get<int64_t>(args[3].as<ir::Literal>()->value);
+  const ir::LibraryRoutine* routine = ctx.pass().target.preferred_routine(
+      bits == 8 ? ir::RoutineRole::MatmulQ8 : ir::RoutineRole::MatmulQ4, type.dtype);
+  if (!routine || !ctx.pass().target.offers(*routine)) return std::nullopt;
+  for (size_t i = 0; i < 3; ++i)
+    if (args.types[i].weak || !args[i].is<ir::Var>() ||
+        args.types[i].dtype != ir::routine_buffer_dtype(*routine, i))
+      return std::nullopt;
+  ComputeDesc desc(NameSet(ctx.symbols()));
+  desc.kind = ComputeDesc::Kind::Library;
+  desc.op = ir::op_name(ir::OpId::matmul_q);
+  desc.type = type;
+  desc.library = LibraryCall{routine, {args[0], args[1], args[2]}, nullptr, {}, std::nullopt, {}};
+  return desc;
+}
+
 // matmul_q as a reduction over K: out[..., n] = sum_k x[..., k] * q(n, k) * scales[n, k / group],
 // each weight dequantized as it is read (ir/ops/Matmul.cpp has the format).
 ComputeDesc quantized_reduction(const ir::BoundArgs& args, const ir::Type& type, FnContext& ctx) {
@@ -151,7 +171,10 @@ ComputeDesc quantized_reduction(const ir::BoundArgs& args, const ir::Type& type,
 
 std::optional<ComputeDesc> describe_matmul(const ir::Call& call, const ir::BoundArgs& args,
                                            const ir::Type& type, FnContext& ctx) {
-  if (ir::find_op(call.callee)->id == ir::OpId::matmul_q) return quantized_reduction(args, type, ctx);
+  if (ir::find_op(call.callee)->id == ir::OpId::matmul_q) {
+    if (std::optional<ComputeDesc> library = quantized_library(args, type, ctx)) return library;
+    return quantized_reduction(args, type, ctx);
+  }
   if (std::optional<ComputeDesc> library = blas(args, type, ctx)) return library;
   return reduction(args, type, ctx);
 }

@@ -93,6 +93,21 @@ struct HalfKernels {
   const PerType& operator[](HalfType t) const { return of[static_cast<int>(t)]; }
 };
 
+// One instruction set's kernels for products with quantized weights (runtime/gemm/QuantGemm.h;
+// the format: docs/language.md, "Quantized weights"), indexed [0] for 8 bits, [1] for 4.
+struct QuantKernels {
+  const char* isa;
+  // y[i * ldy + j] = sum over k < K of x[i * ldx + k] * value(j, k), rows i < m, weight rows
+  // j in [j0, j1): row j's values at w + j * row_bytes, its K / group f16 scales at
+  // scales + j * (K / group).
+  void (*rows[2])(int64_t m, int64_t k, int64_t group, const float* x, int64_t ldx,
+                  const int8_t* w, int64_t row_bytes, const uint16_t* scales, int64_t j0,
+                  int64_t j1, float* y, int64_t ldy);
+  // out[q] = value(k0 + q) of one weight row (its scales at `scales`), q < count.
+  void (*dequantize[2])(const int8_t* row, const uint16_t* scales, int64_t group, int64_t k0,
+                        int64_t count, float* out);
+};
+
 // The tables, one per instruction set. Calling one whose instructions the CPU lacks is an
 // illegal instruction: Gemm.cpp picks with the CPU's features.
 extern const GemmKernels kAvx512Kernels;
@@ -106,5 +121,8 @@ void pack_bf16_pairs_avx512(const uint16_t* src, int64_t row, int64_t col, int64
 extern const HalfKernels kAvx512HalfKernels;
 extern const HalfKernels kAvx2HalfKernels;
 extern const HalfKernels kGenericHalfKernels;
+extern const QuantKernels kAvx512QuantKernels;
+extern const QuantKernels kAvx2QuantKernels;
+extern const QuantKernels kGenericQuantKernels;
 
 } // namespace dsc::runtime::gemm

@@ -113,11 +113,13 @@ inline std::vector<NumericCase> cases() {
       {"matmul_bf16_then_f32", "fn f(a: bf16[M, K], b: bf16[K, N], r: bf16[M, N]) { return cast(matmul(a, b) + r, dtype=\"f32\") }", {"M", "K", "N"}, 2, 1e-2},
       {"matmul_f16_softmax_f32", "import nn\nfn f(a: f16[M, K], b: f16[K, N]) { return nn.softmax(cast(matmul(a, b), dtype=\"f32\"), axis=-1) }", {"M", "K", "N"}, 2, 2e-3},
       // Weights quantized per group (matmul_q): bytes of 0..127 (the 4-bit case's nibbles
-      // 0..15 for values -8..7), f16 and f32 scales, bf16 activations. Terms of up to 127 times
+      // 0..15 for values -8..7), f16 scales with f32 x on dsc.gemm_q8 and dsc.gemm_q4 (a few
+      // rows and many), f32 scales and bf16 activations as reductions. Terms of up to 127 times
       // a scale cancel to small sums, so f32's accumulation error is relative to their sum of
       // magnitudes: 1e-3 of the result.
       {"matmul_q8", "fn f(s: f16[N, G], x: f32[M, 4*G], w: i8[N, 4*G]) { return matmul_q(x, w, s) }", {"M", "N", "G"}, 128, 1e-3},
-      {"matmul_q4", "fn f(s: f32[N, G], x: f32[B, S, 4*G], w: i8[N, 2*G]) { return matmul_q(x, w, s, bits=4) }", {"B", "S", "N", "G"}, 128, 1e-3},
+      {"matmul_q4", "fn f(s: f16[N, G], x: f32[B, S, 4*G], w: i8[N, 2*G]) { return matmul_q(x, w, s, bits=4) }", {"B", "S", "N", "G"}, 128, 1e-3},
+      {"matmul_q4_f32_scales", "fn f(s: f32[N, G], x: f32[M, 4*G], w: i8[N, 2*G]) { return matmul_q(x, w, s, bits=4) }", {"M", "N", "G"}, 128, 1e-3},
       {"matmul_q4_bf16", "fn f(s: f16[N, G], x: bf16[M, 2*G], w: i8[N, G]) { return matmul_q(x, w, s, bits=4) }", {"M", "N", "G"}, 128},
       {"matmul_i64", "fn f(a: i64[M, K], b: i64[K, N]) { return matmul(a, b) }", {"M", "K", "N"}, 10},
       {"conv2d", "fn f(x: f32[N, 3, H, W], w: f32[4, 3, 3, 3]) { return conv2d(x, w, padding=1) }", {"N", "H", "W"}, 2, 1e-4},
