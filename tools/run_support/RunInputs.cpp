@@ -9,6 +9,7 @@
 
 #include "runtime/Model.h"
 #include "runtime/Npy.h"
+#include "support/HalfFloat.h"
 #include "runtime/Safetensors.h"
 #include "runtime/cuda/DeviceTensor.h"
 #include "support/Suggest.h"
@@ -18,6 +19,15 @@
 namespace dsc::run_support {
 
 namespace {
+
+// An f32 tensor's values rounded to bf16 (support/HalfFloat.h).
+runtime::Tensor to_bf16(const runtime::Tensor& f) {
+  runtime::Tensor out = runtime::Tensor::zeros(DLDataType{kDLBfloat, 16, 1}, f.shape());
+  for (int64_t i = 0; i < f.numel(); ++i)
+    out.data_as<uint16_t>()[i] = float_to_bf16(f.data_as<float>()[i]);
+  return out;
+}
+
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
@@ -232,6 +242,11 @@ std::optional<AssembledInputs> assemble_inputs(const runtime::FunctionInfo& fn,
     out.weights.push_back(all_constant);
     auto it = given.find(p.name);
     if (it != given.end()) {
+      // NumPy has no bfloat16: a bf16 parameter takes an f32 .npy, rounded to nearest even.
+      DLDataType want;
+      if (runtime::parse_dtype_name(p.dtype, &want) && want.code == kDLBfloat &&
+          it->second.dtype().code == kDLFloat && it->second.dtype().bits == 32)
+        it->second = to_bf16(it->second);
       out.tensors.push_back(std::move(it->second));
       continue;
     }

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "runtime/Npy.h"
+#include "support/HalfFloat.h"
 #include "runtime/cuda/DeviceTensor.h"
 
 namespace dsc::run_support {
@@ -50,41 +51,31 @@ bool write_outputs(const std::string& dir, const std::vector<runtime::Tensor>& o
     *error = "cannot create '" + dir + "': " + ec.message();
     return false;
   }
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (!runtime::write_npy(dir + "/output" + std::to_string(i) + ".npy", outputs[i], error))
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const runtime::Tensor& t = outputs[i];
+    // NumPy has no bfloat16: a bf16 result is written as f32, which holds it exactly.
+    runtime::Tensor widened;
+    if (t.dtype().code == kDLBfloat) {
+      widened = runtime::Tensor::zeros(DLDataType{kDLFloat, 32, 1}, t.shape());
+      for (int64_t j = 0; j < t.numel(); ++j)
+        widened.data_as<float>()[j] = bf16_to_float(t.data_as<uint16_t>()[j]);
+    }
+    if (!runtime::write_npy(dir + "/output" + std::to_string(i) + ".npy",
+                            t.dtype().code == kDLBfloat ? widened : t, error))
       return false;
+  }
   return true;
 }
 
 namespace {
-
-double half_to_double(uint16_t h) {
-  const int exponent = (h >> 10) & 0x1f;
-  const int mantissa = h & 0x3ff;
-  double v;
-  if (exponent == 0)
-    v = std::ldexp(mantissa, -24);
-  else if (exponent == 31)
-    v = mantissa ? NAN : INFINITY;
-  else
-    v = std::ldexp(mantissa + 1024, exponent - 25);
-  return (h & 0x8000) ? -v : v;
-}
-
-double bf16_to_double(uint16_t b) {
-  uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
 
 // Element i of a host tensor as a double; integers exactly up to 2^53.
 double element(const runtime::Tensor& t, int64_t i) {
   const DLDataType d = t.dtype();
   if (d.code == kDLFloat && d.bits == 32) return t.data_as<float>()[i];
   if (d.code == kDLFloat && d.bits == 64) return t.data_as<double>()[i];
-  if (d.code == kDLFloat && d.bits == 16) return half_to_double(t.data_as<uint16_t>()[i]);
-  if (d.code == kDLBfloat) return bf16_to_double(t.data_as<uint16_t>()[i]);
+  if (d.code == kDLFloat && d.bits == 16) return half_to_float(t.data_as<uint16_t>()[i]);
+  if (d.code == kDLBfloat) return bf16_to_float(t.data_as<uint16_t>()[i]);
   if (d.code == kDLInt && d.bits == 64) return static_cast<double>(t.data_as<int64_t>()[i]);
   if (d.code == kDLInt && d.bits == 32) return t.data_as<int32_t>()[i];
   if (d.code == kDLInt && d.bits == 8) return t.data_as<int8_t>()[i];
