@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "runtime/gemm/MicroKernel.h"
 
@@ -29,7 +30,8 @@ inline typename Bytes<W>::type interleave(typename Bytes<W>::half_type lo,
   return __builtin_shufflevector(lo, hi, (I % 2 == 0 ? I / 2 : W / 2 + I / 2)...);
 }
 
-// Values [t, t + W) of a weight row, as floats (t even at 4 bits): by the instruction set's
+// Values [t, t + W) of a weight row, as floats (t even at 4 bits), before 4-bit's offset: the
+// bytes at 8 bits, the nibbles u (0..15, meaning u - 8) at 4. By the instruction set's
 // byte-to-word widening where it has one (GCC 12 converts a vector of bytes element by
 // element), else by the vector extensions.
 template <int W, int Bits> inline typename Vec<W>::type quant_load(const int8_t* row, int64_t t) {
@@ -47,8 +49,7 @@ template <int W, int Bits> inline typename Vec<W>::type quant_load(const int8_t*
       const __m128i nibbles = _mm_set1_epi8(15);
       bytes = _mm_unpacklo_epi8(_mm_and_si128(packed, nibbles),
                                 _mm_and_si128(_mm_srli_epi16(packed, 4), nibbles));
-      const __m512i words = _mm512_sub_epi32(_mm512_cvtepu8_epi32(bytes), _mm512_set1_epi32(8));
-      const __m512 f = _mm512_cvtepi32_ps(words);
+      const __m512 f = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes));
       std::memcpy(&v, &f, sizeof(v));
     }
     return v;
@@ -69,8 +70,7 @@ template <int W, int Bits> inline typename Vec<W>::type quant_load(const int8_t*
       const __m128i nibbles = _mm_set1_epi8(15);
       bytes = _mm_unpacklo_epi8(_mm_and_si128(packed, nibbles),
                                 _mm_and_si128(_mm_srli_epi16(packed, 4), nibbles));
-      const __m256i words = _mm256_sub_epi32(_mm256_cvtepu8_epi32(bytes), _mm256_set1_epi32(8));
-      const __m256 f = _mm256_cvtepi32_ps(words);
+      const __m256 f = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
       std::memcpy(&v, &f, sizeof(v));
     }
     return v;
@@ -86,7 +86,7 @@ template <int W, int Bits> inline typename Vec<W>::type quant_load(const int8_t*
     std::memcpy(&b, row + t / 2, sizeof(b));
     const typename Bytes<W>::type u =
         interleave<W>(b & 15, b >> 4, std::make_index_sequence<W>{});
-    return __builtin_convertvector(__builtin_convertvector(u, Words) - 8, V);
+    return __builtin_convertvector(__builtin_convertvector(u, Words), V);
   }
 }
 
@@ -100,11 +100,14 @@ template <int Bits> inline int quant_value(const int8_t* row, int64_t k) {
 inline float scale_value(uint16_t bits) { return widen(F16{bits}); }
 
 // R rows of x (ldx apart) times weight rows [j0, j1): y[i * ldy + j] = sum over k of
-// x[i, k] * value(j, k) * scale(j, k / group). Whole vectors when a group is.
+// x[i, k] * value(j, k) * scale(j, k / group). Whole vectors when a group is: each group's
+// products summed unscaled, then scaled once; at 4 bits the nibbles' offset comes off after,
+// 8 * scale * (the group's sum of x), from `xsum` (R x groups).
 template <int W, int Bits, int R>
 void quant_tile(int64_t k, int64_t group, const float* __restrict x, int64_t ldx,
                 const int8_t* __restrict w, int64_t row_bytes, const uint16_t* __restrict scales,
-                int64_t j0, int64_t j1, float* __restrict y, int64_t ldy) {
+                int64_t j0, int64_t j1, float* __restrict y, int64_t ldy,
+                const float* __restrict xsum) {
   using V = typename Vec<W>::type;
   const int64_t groups = k / group;
   for (int64_t j = j0; j < j1; ++j) {
@@ -121,16 +124,28 @@ void quant_tile(int64_t k, int64_t group, const float* __restrict x, int64_t ldx
       continue;
     }
     V acc[R];
+    float offset[R];
 #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r)
+    for (int r = 0; r < R; ++r) {
       acc[r] = V{};
+      offset[r] = 0.0f;
+    }
     for (int64_t g = 0; g < groups; ++g) {
-      const float scale = scale_value(s[g]);
+      V part[R];
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r)
+        part[r] = V{};
       for (int64_t t = g * group; t < (g + 1) * group; t += W) {
-        const V wv = quant_load<W, Bits>(row, t) * scale;
+        const V wv = quant_load<W, Bits>(row, t);
 #pragma GCC unroll 16
         for (int r = 0; r < R; ++r)
-          acc[r] += load<W>(x + r * ldx + t) * wv;
+          part[r] += load<W>(x + r * ldx + t) * wv;
+      }
+      const float scale = scale_value(s[g]);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        acc[r] += part[r] * scale;
+        if constexpr (Bits == 4) offset[r] += scale * xsum[r * groups + g];
       }
     }
 #pragma GCC unroll 16
@@ -138,7 +153,7 @@ void quant_tile(int64_t k, int64_t group, const float* __restrict x, int64_t ldx
       float sum = 0.0f;
       for (int l = 0; l < W; ++l)
         sum += acc[r][l];
-      y[r * ldy + j] = sum;
+      y[r * ldy + j] = Bits == 4 ? sum - 8.0f * offset[r] : sum;
     }
   }
 }
@@ -148,14 +163,25 @@ template <int W, int Bits>
 void quant_rows(int64_t m, int64_t k, int64_t group, const float* x, int64_t ldx, const int8_t* w,
                 int64_t row_bytes, const uint16_t* scales, int64_t j0, int64_t j1, float* y,
                 int64_t ldy) {
+  // Each group's sum of each row of x, for 4-bit's offset.
+  const int64_t groups = k / group;
+  std::vector<float> xsum(Bits == 4 ? static_cast<size_t>(m * groups) : 0);
+  for (int64_t i = 0; i < m && Bits == 4; ++i)
+    for (int64_t g = 0; g < groups; ++g) {
+      float sum = 0.0f;
+      for (int64_t q = g * group; q < (g + 1) * group; ++q)
+        sum += x[i * ldx + q];
+      xsum[i * groups + g] = sum;
+    }
   for (int64_t i = 0; i < m; i += 4) {
     const float* xi = x + i * ldx;
+    const float* si = xsum.data() + (Bits == 4 ? i * groups : 0);
     float* yi = y + i * ldy;
     switch (std::min<int64_t>(4, m - i)) {
-    case 1: quant_tile<W, Bits, 1>(k, group, xi, ldx, w, row_bytes, scales, j0, j1, yi, ldy); break;
-    case 2: quant_tile<W, Bits, 2>(k, group, xi, ldx, w, row_bytes, scales, j0, j1, yi, ldy); break;
-    case 3: quant_tile<W, Bits, 3>(k, group, xi, ldx, w, row_bytes, scales, j0, j1, yi, ldy); break;
-    default: quant_tile<W, Bits, 4>(k, group, xi, ldx, w, row_bytes, scales, j0, j1, yi, ldy); break;
+    case 1: quant_tile<W, Bits, 1>(k, group, xi, ldx, w, row_bytes, scales, j0, j1, yi, ldy, si); break;
+    case 2: quant_tile<W, Bits, 2>(k, group, xi, ldx, w, row_bytes, scales, j0, j1, yi, ldy, si); break;
+    case 3: quant_tile<W, Bits, 3>(k, group, xi, ldx, w, row_bytes, scales, j0, j1, yi, ldy, si); break;
+    default: quant_tile<W, Bits, 4>(k, group, xi, ldx, w, row_bytes, scales, j0, j1, yi, ldy, si); break;
     }
   }
 }
