@@ -186,11 +186,25 @@ void quant_rows(int64_t m, int64_t k, int64_t group, const float* x, int64_t ldx
   }
 }
 
-// out[q] = value(k0 + q) * its scale, q < count: a stretch of one weight row.
-template <int Bits>
+// out[q] = value(k0 + q) * its scale, q < count: a stretch of one weight row, whole groups a
+// vector at a time where they are whole vectors.
+template <int W, int Bits>
 void quant_dequantize(const int8_t* row, const uint16_t* scales, int64_t group, int64_t k0,
                       int64_t count, float* out) {
-  for (int64_t q = 0; q < count; ++q)
+  using V = typename Vec<W>::type;
+  int64_t q = 0;
+  if (group % W == 0)
+    while (q < count) {
+      const int64_t k = k0 + q, g = k / group, end = std::min(count, (g + 1) * group - k0);
+      const float scale = scale_value(scales[g]);
+      if (k % W != 0 || (end - q) % W != 0) break;
+      for (; q < end; q += W) {
+        V v = quant_load<W, Bits>(row, k0 + q);
+        if constexpr (Bits == 4) v -= 8.0f;
+        store<W>(out + q, v * scale);
+      }
+    }
+  for (; q < count; ++q)
     out[q] = static_cast<float>(quant_value<Bits>(row, k0 + q)) * scale_value(scales[(k0 + q) / group]);
 }
 
@@ -199,7 +213,7 @@ constexpr dsc::runtime::gemm::QuantKernels quant_kernels_for(const char* isa) {
   return dsc::runtime::gemm::QuantKernels{
       isa,
       {&quant_rows<W, 8>, &quant_rows<W, 4>},
-      {&quant_dequantize<8>, &quant_dequantize<4>},
+      {&quant_dequantize<W, 8>, &quant_dequantize<W, 4>},
   };
 }
 
