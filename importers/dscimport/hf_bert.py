@@ -62,20 +62,23 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     eg = table.tensor(f"{emb}LayerNorm.weight", (hid,))
     eb = table.tensor(f"{emb}LayerNorm.bias", (hid,))
     layer_weights = []
+    linears = {}   # role -> its Linear (the same types in every layer)
     for i in range(c["layers"]):
         p = f"{pre}encoder.layer.{i}."
         ws = []
-        for part, din, dout in (("attention.self.query", hid, hid),
-                                ("attention.self.key", hid, hid),
-                                ("attention.self.value", hid, hid),
-                                ("attention.output.dense", hid, hid)):
-            ws += [table.linear(f"{p}{part}.weight", din, dout),
-                   table.tensor(f"{p}{part}.bias", (dout,))]
+        for role, part, din, dout in (("q_w", "attention.self.query", hid, hid),
+                                      ("k_w", "attention.self.key", hid, hid),
+                                      ("v_w", "attention.self.value", hid, hid),
+                                      ("o_w", "attention.output.dense", hid, hid)):
+            linears[role] = table.linear(f"{p}{part}.weight", din, dout)
+            ws += [*linears[role].names, table.tensor(f"{p}{part}.bias", (dout,))]
         ws += [table.tensor(f"{p}attention.output.LayerNorm.weight", (hid,)),
-               table.tensor(f"{p}attention.output.LayerNorm.bias", (hid,)),
-               table.linear(f"{p}intermediate.dense.weight", hid, c["inter"]),
-               table.tensor(f"{p}intermediate.dense.bias", (c["inter"],)),
-               table.linear(f"{p}output.dense.weight", c["inter"], hid),
+               table.tensor(f"{p}attention.output.LayerNorm.bias", (hid,))]
+        linears["up_w"] = table.linear(f"{p}intermediate.dense.weight", hid, c["inter"])
+        ws += [*linears["up_w"].names,
+               table.tensor(f"{p}intermediate.dense.bias", (c["inter"],))]
+        linears["down_w"] = table.linear(f"{p}output.dense.weight", c["inter"], hid)
+        ws += [*linears["down_w"].names,
                table.tensor(f"{p}output.dense.bias", (hid,)),
                table.tensor(f"{p}output.LayerNorm.weight", (hid,)),
                table.tensor(f"{p}output.LayerNorm.bias", (hid,))]
@@ -84,13 +87,17 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     if classifier:
         labels = len(cfg.data["id2label"]) if isinstance(cfg.data.get("id2label"), dict) \
             else cfg.int("num_labels", 2)
-        pool_w = table.linear(f"{pre}pooler.dense.weight", hid, hid)
+        pool_w = table.linear(f"{pre}pooler.dense.weight", hid, hid, head=True)
         pool_b = table.tensor(f"{pre}pooler.dense.bias", (hid,))
-        cls_w = table.linear("classifier.weight", hid, labels)
+        cls_w = table.linear("classifier.weight", hid, labels, head=True)
         cls_b = table.tensor("classifier.bias", (labels,))
+
+    def mm(x: str, role: str) -> str:
+        return linears[role].product(x, role)
 
     eps = flt(c["eps"])
     act = c["act"]
+    heads = "pooler and classifier are" if classifier else None
     result = f"the logits, {dt}[B, {labels}]" if classifier else "last_hidden_state"
     out = [header.rstrip(),
            comment(f"{c['layers']} layers, hidden {hid}, {nh} heads of {d}, intermediate "
@@ -98,29 +105,29 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
                    f"\n\nforward(ids, mask) returns {result}; "
                    f"the token types are all 0 (one segment), the positions 0 .. S - 1. mask is 1 "
                    f"at tokens and 0 at padding (at either end).\n\nThe weights are the "
-                   f"checkpoint's tensors, each named after its key with '.' as '_', the linear "
-                   f"ones transposed to [in, out]."),
+                   f"checkpoint's tensors, each named after its key with '.' as '_', "
+                   f"{table.linear_note(head_name=heads)}."),
            "import nn", "",
            attend_fn(nh, nh, d, d ** -0.5, "1", dt), ""]
     out += [f + "\n" for f in norm_functions(["layer_norm"], dt)]
     lp = [f"x: {dt}[B, S, {hid}]", "keep: bool[B, 1, 1, S]",
-          f"q_w: {dt}[{hid}, {hid}]", f"q_b: {dt}[{hid}]", f"k_w: {dt}[{hid}, {hid}]",
-          f"k_b: {dt}[{hid}]", f"v_w: {dt}[{hid}, {hid}]", f"v_b: {dt}[{hid}]",
-          f"o_w: {dt}[{hid}, {hid}]", f"o_b: {dt}[{hid}]", f"attn_norm_w: {dt}[{hid}]",
-          f"attn_norm_b: {dt}[{hid}]", f"up_w: {dt}[{hid}, {c['inter']}]",
-          f"up_b: {dt}[{c['inter']}]", f"down_w: {dt}[{c['inter']}, {hid}]",
+          *linears["q_w"].params("q_w"), f"q_b: {dt}[{hid}]", *linears["k_w"].params("k_w"),
+          f"k_b: {dt}[{hid}]", *linears["v_w"].params("v_w"), f"v_b: {dt}[{hid}]",
+          *linears["o_w"].params("o_w"), f"o_b: {dt}[{hid}]", f"attn_norm_w: {dt}[{hid}]",
+          f"attn_norm_b: {dt}[{hid}]", *linears["up_w"].params("up_w"),
+          f"up_b: {dt}[{c['inter']}]", *linears["down_w"].params("down_w"),
           f"down_b: {dt}[{hid}]", f"out_norm_w: {dt}[{hid}]", f"out_norm_b: {dt}[{hid}]"]
     out += ["# One encoder layer: self-attention over the tokens that keep marks, then the "
             "feed-forward block,\n# each added back and layer-normalized (post-norm).",
             fn_header("layer", lp, f"{dt}[B, S, {hid}]"), "{",
-            f"  let q = {heads_expr('matmul(x, q_w) + q_b', nh, d)}",
-            f"  let k = {heads_expr('matmul(x, k_w) + k_b', nh, d)}",
-            f"  let v = {heads_expr('matmul(x, v_w) + v_b', nh, d)}",
+            f"  let q = {heads_expr(mm('x', 'q_w') + ' + q_b', nh, d)}",
+            f"  let k = {heads_expr(mm('x', 'k_w') + ' + k_b', nh, d)}",
+            f"  let v = {heads_expr(mm('x', 'v_w') + ' + v_b', nh, d)}",
             "  let a = attend(q, k, v, keep)",
-            f"  let h = {ln}(x + matmul(a, o_w) + o_b, attn_norm_w, attn_norm_b, "
+            f"  let h = {ln}(x + {mm('a', 'o_w')} + o_b, attn_norm_w, attn_norm_b, "
             f"eps={eps})",
-            f"  let up = {act}(matmul(h, up_w) + up_b)",
-            f"  return {ln}(h + matmul(up, down_w) + down_b, out_norm_w, out_norm_b, "
+            f"  let up = {act}({mm('h', 'up_w')} + up_b)",
+            f"  return {ln}(h + {mm('up', 'down_w')} + down_b, out_norm_w, out_norm_b, "
             f"eps={eps})", "}", ""]
     ret = f"{dt}[B, {labels}]" if classifier else f"{dt}[B, S, {hid}]"
     out += [fn_header("forward", ["ids: i64[B, S]", "mask: i64[B, S]", *table.params()], ret,
@@ -136,8 +143,8 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     last = f"x{len(layer_weights)}"
     if classifier:
         out += [f"  let first = reshape(slice({last}, axis=1, start=0, end=1), [B, {hid}])",
-                f"  let pooled = tanh(matmul(first, {pool_w}) + {pool_b})",
-                f"  return matmul(pooled, {cls_w}) + {cls_b}"]
+                f"  let pooled = tanh({pool_w.product('first')} + {pool_b})",
+                f"  return {cls_w.product('pooled')} + {cls_b}"]
     else:
         out.append(f"  return {last}")
     out.append("}")

@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .hf_text import call, comment, fn_header
-from .hf_weights import WeightTable
+from .hf_weights import Linear, WeightTable
 
 POSITIONS_PRIM = """\
 # Position ids as transformers' generate makes them from the attention mask: the number of real
@@ -74,7 +74,7 @@ class Decoder:
     norm_params: list[str]      # last_logits's parameters for the final norm
     norm_args: list[str]        # the weights passed for them
     norm: str                   # the final norm of `last`
-    head: str                   # the LM head: a weight [hidden, vocab], or the embedding
+    head: Linear | str          # the LM head (hidden -> vocab), or the embedding's name
     head_tied: bool             # whether `head` is the embedding [vocab, hidden]
     weights_note: str = ""      # how the weights were made from the checkpoint's tensors
     position_lines: list[str] = field(default_factory=list)  # statements after `pos`
@@ -122,18 +122,22 @@ def write(dec: Decoder, table: WeightTable, header: str, attend: str,
            "import nn", "", POSITIONS_PRIM, "", attend, ""]
     for f in [*helpers, *dec.functions]:
         out += [f.rstrip(), ""]
-    head = "permute(head, [1, 0])" if dec.head_tied else "head"
-    head_ty = f"{dt}[{dec.vocab}, {dec.hidden}]" if dec.head_tied else \
-        f"{dt}[{dec.hidden}, {dec.vocab}]"
-    logits = f"matmul({dec.norm}, {head})"
+    if dec.head_tied:
+        head_params = [f"head: {dt}[{dec.vocab}, {dec.hidden}]"]
+        logits = f"matmul({dec.norm}, permute(head, [1, 0]))"
+        what = " (tied: the\n# token embedding, transposed)"
+    else:
+        head_params = dec.head.params("head")
+        logits = dec.head.product(dec.norm, "head")
+        what = "" if not dec.head.bits else f" (quantized, {dec.head.bits}-bit)"
     if dt != "f32":
         logits = f'cast({logits}, dtype="f32")'
     out += ["# The logits of each sequence's last position: the final norm, then the LM head"
-            + (" (tied: the\n# token embedding, transposed)" if dec.head_tied else "")
+            + what
             + ("." if dt == "f32" else f", cast to f32\n# from {dt} (dscc generate samples "
                f"from f32 logits)."),
             fn_header("last_logits", [f"x: {dt}[B, S, {dec.hidden}]", *dec.norm_params,
-                                      f"head: {head_ty}"], f"f32[B, {dec.vocab}]",
+                                      *head_params], f"f32[B, {dec.vocab}]",
                       ["S >= 1"]),
             "{",
             f"  let last = reshape(slice(x, axis=1, start=S - 1, end=S), [B, {dec.hidden}])",
@@ -164,6 +168,7 @@ def write(dec: Decoder, table: WeightTable, header: str, attend: str,
             out.append(call("layer", [f"x{i}", "keep", *dec.layer_inputs, f"cache_k_{i}",
                                       f"cache_v_{i}", *ws], "  ",
                             f"let x{i + 1}, k{i}, v{i} = "))
-        logits = f"last_logits(x{n}, {', '.join(dec.norm_args)}, {dec.head})"
+        head_args = [dec.head] if dec.head_tied else dec.head.names
+        logits = f"last_logits(x{n}, {', '.join([*dec.norm_args, *head_args])})"
         out += [call("", [logits, *results], "  ", "return "), "}", ""]
     return "\n".join(out)

@@ -19,6 +19,19 @@ from .hf_weights import WeightTable
 ARCHITECTURES = ("GPT2LMHeadModel",)
 
 
+def weights_note(table: WeightTable, tied: bool) -> str:
+    """The .dsc's comment on how its weights were made."""
+    q = table.quant
+    if q is None:
+        return ("The weights are the checkpoint's tensors, each named after its key with '.' as "
+                "'_'; GPT-2's Conv1D weights are [in, out] already and are stored as they are"
+                + ("." if tied else ", lm_head.weight transposed."))
+    return ("The weights are the checkpoint's tensors, each named after its key with '.' as "
+            "'_'; GPT-2's Conv1D weights ([in, out]) are transposed and " +
+            table.linear_note("transposed to [in, out]" if not tied else
+                              "the token embedding, transposed") + ".")
+
+
 def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str, list[str]]:
     """The .dsc text and its entry names; ("", []) when the config has problems."""
     hid = cfg.int("n_embd")
@@ -56,11 +69,23 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
              ("fc_w", (hid, inner), "mlp.c_fc.weight"), ("fc_b", (inner,), "mlp.c_fc.bias"),
              ("mlp_proj_w", (inner, hid), "mlp.c_proj.weight"),
              ("mlp_proj_b", (hid,), "mlp.c_proj.bias")]
-    layer_weights = [[table.tensor(f"transformer.h.{i}.{suffix}", shape)
-                      for _, shape, suffix in roles] for i in range(layers)]
+    # The Conv1D weights ([in, out]): stored as they are, or quantized.
+    conv = {"attn_w", "attn_proj_w", "fc_w", "mlp_proj_w"}
+    layer_weights, linears = [], {}
+    for i in range(layers):
+        names = []
+        for role, shape, suffix in roles:
+            hf = f"transformer.h.{i}.{suffix}"
+            if role in conv:
+                linears[role] = table.conv1d(hf, *shape)
+                names += linears[role].names
+            else:
+                names.append(table.tensor(hf, shape))
+        layer_weights.append(names)
     ln_f_w = table.tensor("transformer.ln_f.weight", (hid,))
     ln_f_b = table.tensor("transformer.ln_f.bias", (hid,))
-    head = wte if tied else table.linear("lm_head.weight", hid, vocab)
+    head = (table.tied_head("transformer.wte.weight", vocab, hid) or wte) if tied \
+        else table.linear("lm_head.weight", hid, vocab, head=True)
 
     sizes = (f"{layers} layers, hidden {hid}, {nh} heads of {hd}, MLP {inner}, vocabulary "
              f"{vocab}{', tied embeddings' if tied else ''}.")
@@ -70,26 +95,29 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
                   layer_weights=layer_weights, norm_params=[f"ln_f_w: {dt}[{hid}]",
                                                             f"ln_f_b: {dt}[{hid}]"],
                   norm_args=[ln_f_w, ln_f_b], norm=f"{ln}(last, ln_f_w, ln_f_b, "
-                  f"eps={eps})", head=head, head_tied=tied,
-                  weights_note="The weights are the checkpoint's tensors, each named after its "
-                  "key with '.' as '_'; GPT-2's Conv1D weights are [in, out] already and are "
-                  "stored as they are" + ("." if tied else ", lm_head.weight transposed."))
-    params = layer_params(dec, []) + [f"{r}: {dt}[{', '.join(str(d) for d in shape)}]"
-                                      for r, shape, _ in roles]
+                  f"eps={eps})", head=head, head_tied=isinstance(head, str),
+                  weights_note=weights_note(table, tied))
+    params = layer_params(dec, [])
+    for r, shape, _ in roles:
+        params += linears[r].params(r) if r in conv else \
+            [f"{r}: {dt}[{', '.join(str(d) for d in shape)}]"]
+
+    def mm(x: str, role: str) -> str:
+        return linears[role].product(x, role)
     layer = ["# One GPT-2 block over S new tokens per sequence, at cache positions [L - S, L): "
              "attention, then\n# the MLP, each after a LayerNorm and added back. Returns the "
              "block's output and the caches\n# with the new keys and values written in.",
              fn_header("layer", params, layer_result(dec), LAYER_WHERE), "{",
              f"  let h = {ln}(x, ln_1_w, ln_1_b, eps={eps})",
-             "  let q_all, k_all, v_all = split(matmul(h, attn_w) + attn_b, 3, axis=-1)",
+             f"  let q_all, k_all, v_all = split({mm('h', 'attn_w')} + attn_b, 3, axis=-1)",
              f"  let q = {heads_expr('q_all', nh, hd)}",
              f"  let k = {heads_expr('k_all', nh, hd)}",
              f"  let v = {heads_expr('v_all', nh, hd)}",
              *cache_lines("k", "v"),
-             "  let x2 = x + matmul(a, attn_proj_w) + attn_proj_b",
+             f"  let x2 = x + {mm('a', 'attn_proj_w')} + attn_proj_b",
              f"  let h2 = {ln}(x2, ln_2_w, ln_2_b, eps={eps})",
-             f"  return (x2 + matmul({act}(matmul(h2, fc_w) + fc_b), mlp_proj_w) + mlp_proj_b, "
-             "ck, cv)", "}"]
+             f"  return (x2 + {mm(f'{act}(' + mm('h2', 'fc_w') + ' + fc_b)', 'mlp_proj_w')} "
+             f"+ mlp_proj_b, ck, cv)", "}"]
     dec.functions = ["\n".join(layer)]
     attend = attend_fn(nh, nh, hd, hd ** -0.5 if scaled else 1.0, "S", dt)
     return write(dec, table, header, attend, norm_functions(["layer_norm"], dt)), \

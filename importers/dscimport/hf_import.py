@@ -4,7 +4,8 @@ the template reads the config and asks for the checkpoint's tensors by name and 
 problem is collected: first the config's (an unsupported model_type or architecture, a field
 that would change the math), then, if there are none, the tensors' (missing, another shape,
 not floating-point), and the import fails with all of them before anything is loaded or
-written. The model's dtype is the checkpoint's, or --dtype's (hf_weights.checkpoint_dtype).
+written. The model's dtype is the checkpoint's, or --dtype's (hf_weights.checkpoint_dtype);
+with --quantize the linear weights are stored quantized (hf_weights.Quantization).
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import hf_bert, hf_gpt2, hf_llama, hf_vit
+from . import hf_bert, hf_gpt2, hf_llama, hf_vit, quantize
 from .hf_checkpoint import Checkpoint
 from .hf_config import Config
-from .hf_weights import WeightTable
+from .hf_weights import Quantization, WeightTable
 
 # model_type -> (the template's module, the architectures it imports).
 FAMILIES = {
@@ -53,14 +54,22 @@ class HfImport:
     n_derived: int
     dtype: str = "f32"
     dtype_why: str = ""
+    quant: Quantization | None = None
+    n_quantized: int = 0        # the linear weights stored quantized
+    metadata: dict[str, str] | None = None  # the .safetensors header's __metadata__
 
     def summary(self, path: str, out_dir: str) -> str:
         n_values = sum(int(a.size) for a in self.weights.values())
+        quantized = ""
+        if self.quant:
+            n_bytes = sum(int(a.nbytes) for a in self.weights.values())
+            quantized = (f"; {self.n_quantized} linear weights quantized to "
+                         f"{self.quant.describe()}, {n_bytes} bytes of weights")
         return (f"{path} ({self.architecture}) -> {os.path.join(out_dir, 'model.dsc')}, "
                 f"{os.path.join(out_dir, 'model.safetensors')}: entries "
                 f"{', '.join(self.entries)}; {len(self.weights)} weights "
                 f"({self.n_derived} derived), {n_values} values; {self.dtype} "
-                f"({self.dtype_why})")
+                f"({self.dtype_why}){quantized}")
 
 
 def architecture(cfg: Config) -> tuple[object, str]:
@@ -84,18 +93,28 @@ def architecture(cfg: Config) -> tuple[object, str]:
 
 def header(path: str, arch: str, config: dict, table: WeightTable) -> str:
     version = config.get("transformers_version", "an unknown version")
-    return (f"# {arch} from {os.path.basename(os.path.normpath(path))} (saved by transformers "
+    text = (f"# {arch} from {os.path.basename(os.path.normpath(path))} (saved by transformers "
             f"{version}),\n# imported by importers/hf2dsc.py (docs/importers.md, \"hf2dsc\"); "
             f"{table.dtype}: {table.dtype_why}.")
+    q = table.quant
+    if q:
+        text += (f"\n# --quantize={q.name()}: the linear layers' weights are {q.bits}-bit "
+                 f"integers in groups of {q.group_size} with {q.scale_dtype}\n# scales, read "
+                 f"by matmul_q; the embeddings, norms and biases "
+                 + ("are" if q.head else "and any head (LM head, pooler,\n# classifier) are")
+                 + f" {table.dtype}.")
+    return text
 
 
-def import_checkpoint(path: str, dtype: str | None = None) -> HfImport:
-    """dtype: the model's ("bf16", "f16", "f32"; None keeps the checkpoint's). Raises
-    hf_checkpoint.CheckpointError (unreadable) or ImportProblems."""
+def import_checkpoint(path: str, dtype: str | None = None,
+                      quant: Quantization | None = None) -> HfImport:
+    """dtype: the model's ("bf16", "f16", "f32"; None keeps the checkpoint's); quant: how the
+    linear weights are quantized (None: not). Raises hf_checkpoint.CheckpointError
+    (unreadable) or ImportProblems."""
     ckpt = Checkpoint(path)
     cfg = Config(ckpt.config)
     module, arch = architecture(cfg)
-    table = WeightTable(ckpt, dtype)
+    table = WeightTable(ckpt, dtype, quant)
     text, entries = "", []
     if module is not None:
         text, entries = module.build(cfg, table, arch, header(path, arch, ckpt.config, table))
@@ -103,7 +122,11 @@ def import_checkpoint(path: str, dtype: str | None = None) -> HfImport:
         raise ImportProblems("config", cfg.problems)
     if table.all_problems():
         raise ImportProblems("tensor", table.all_problems())
-    weights = table.arrays()
+    try:
+        weights = table.arrays()
+    except quantize.QuantizeError as e:
+        raise ImportProblems("tensor", [str(e)]) from None
     return HfImport(text, weights, arch, entries,
                     sum(1 for w in table.weights.values() if w.derived), table.dtype,
-                    table.dtype_why)
+                    table.dtype_why, quant, len(table.quantized),
+                    quant.metadata(table.quantized) if quant else None)

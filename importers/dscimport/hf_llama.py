@@ -152,21 +152,28 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
         if mlp_bias:
             roles.append((f"{proj}_b", (dout,), f"mlp.{proj}.bias", "tensor"))
     layer_weights = []
+    linears = {}   # role -> its Linear (the same types in every layer)
     for i in range(layers):
         names = []
-        for _, shape, suffix, how in roles:
+        for role, shape, suffix, how in roles:
             hf = f"model.layers.{i}.{suffix}"
-            names.append(table.linear(hf, shape[0], shape[1]) if how == "linear"
-                         else table.tensor(hf, shape))
+            if how == "linear":
+                linears[role] = table.linear(hf, shape[0], shape[1])
+                names += linears[role].names
+            else:
+                names.append(table.tensor(hf, shape))
         layer_weights.append(names)
     final_norm = table.tensor("model.norm.weight", (hid,))
-    # A tied checkpoint may also hold lm_head.weight (an older save): the embedding is used.
-    head = embed if tied else table.linear("lm_head.weight", hid, vocab)
+    # A tied checkpoint may also hold lm_head.weight (an older save): the embedding is used
+    # (or, with --quantize-head, a quantized copy of it).
+    head = (table.tied_head("model.embed_tokens.weight", vocab, hid) or embed) if tied \
+        else table.linear("lm_head.weight", hid, vocab, head=True)
 
     have = {r[0] for r in roles}
 
     def proj(x: str, p: str) -> str:
-        return f"matmul({x}, {p}_w)" + (f" + {p}_b" if f"{p}_b" in have else "")
+        return linears[f"{p}_w"].product(x, f"{p}_w") + (f" + {p}_b" if f"{p}_b" in have
+                                                         else "")
 
     def factor(e: str) -> str:
         """e as an operand of `*`: parenthesized when it is a sum (a projection's bias)."""
@@ -201,15 +208,18 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     dec = Decoder(arch, sizes, max_context=limit, context_why=why, functions=[],
                   embed=f"take({embed}, ids, axis=0)", layer_weights=layer_weights,
                   norm_params=[f"norm: {dt}[{hid}]"], norm_args=[final_norm],
-                  norm=f"{rms}(last, norm, eps={eps})", head=head, head_tied=tied,
+                  norm=f"{rms}(last, norm, eps={eps})", head=head,
+                  head_tied=isinstance(head, str),
                   position_lines=[f"let cos_t, sin_t = rotary(pos, {freq})"],
                   layer_inputs=["cos_t", "sin_t"], **dec_kwargs,
                   weights_note=f"The weights are the checkpoint's tensors, each named after its "
-                  f"key with '.' as '_', the linear ones transposed to [in, out]; "
+                  f"key with '.' as '_', {table.linear_note()}; "
                   f"rotary_inv_freq is computed by hf2dsc as transformers computes it: "
                   f"1 / {theta} ** (arange(0, {hd}, 2) / {hd}) in f32.")
     params = layer_params(dec, [f"cos_t: {dt}[B, S, {hd}]", f"sin_t: {dt}[B, S, {hd}]"])
-    params += [f"{r}: {dt}[{', '.join(str(d) for d in shape)}]" for r, shape, _, _ in roles]
+    for r, shape, _, how in roles:
+        params += linears[r].params(r) if how == "linear" else \
+            [f"{r}: {dt}[{', '.join(str(d) for d in shape)}]"]
     layer = [comment(f"One decoder layer over S new tokens per sequence, at cache positions "
                      f"[L - S, L): attention with RoPE{group}, then the gated MLP, each after "
                      f"an RMSNorm and added back. Returns the layer's output and the caches "

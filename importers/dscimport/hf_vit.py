@@ -79,45 +79,61 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
               ("up_b", (inter,), "intermediate.dense.bias", False),
               ("down_w", (inter, hid), "output.dense.weight", True),
               ("down_b", (hid,), "output.dense.bias", False)]
-    layer_weights = [[table.linear(f"{pre}encoder.layer.{i}.{suffix}", *shape) if lin
-                      else table.tensor(f"{pre}encoder.layer.{i}.{suffix}", shape)
-                      for _, shape, suffix, lin in roles] for i in range(layers)]
+    layer_weights, linears = [], {}
+    for i in range(layers):
+        names = []
+        for role, shape, suffix, lin in roles:
+            hf = f"{pre}encoder.layer.{i}.{suffix}"
+            if lin:
+                linears[role] = table.linear(hf, *shape)
+                names += linears[role].names
+            else:
+                names.append(table.tensor(hf, shape))
+        layer_weights.append(names)
     norm_w = table.tensor(f"{pre}layernorm.weight", (hid,))
     norm_b = table.tensor(f"{pre}layernorm.bias", (hid,))
     if classifier:
         labels = len(cfg.data["id2label"]) if isinstance(cfg.data.get("id2label"), dict) \
             else cfg.int("num_labels", 2)
-        cls_w = table.linear("classifier.weight", hid, labels)
+        cls_w = table.linear("classifier.weight", hid, labels, head=True)
         cls_b = table.tensor("classifier.bias", (labels,))
 
     bias = {r for r, *_ in roles if r.endswith("_b")}
 
+    def mm(x: str, role: str) -> str:
+        return linears[role].product(x, role)
+
     def qkv(role: str) -> str:
-        return heads_expr(f"matmul(h, {role}_w)" + (f" + {role}_b" if f"{role}_b" in bias
-                                                    else ""), nh, d, str(n))
+        return heads_expr(mm("h", f"{role}_w") + (f" + {role}_b" if f"{role}_b" in bias
+                                                  else ""), nh, d, str(n))
 
     ret = f"{dt}[B, {labels}]" if classifier else f"{dt}[B, {n}, {hid}]"
+    head = "classifier is" if classifier else None
     out = [header.rstrip(),
            comment(f"{layers} layers, hidden {hid}, {nh} heads of {d}, MLP {inter}; "
                    f"{image}x{image} images of {chans} channels in {grid}x{grid} patches of "
                    f"{patch}.\n\nforward(pixels) returns "
                    f"{'the logits' if classifier else 'last_hidden_state'}, {ret}: the CLS "
                    f"token first, then the patches row by row.\n\nThe weights are the "
-                   f"checkpoint's tensors, each named after its key with '.' as '_', the "
-                   f"linear ones transposed to [in, out], the convolution's as it is (OIHW)."),
+                   f"checkpoint's tensors, each named after its key with '.' as '_', "
+                   f"{table.linear_note(head_name=head)}, the convolution's as it is "
+                   f"(OIHW)."),
            "import nn", "", attend_fn(nh, nh, d, d ** -0.5, None, dt), ""]
     out += [f + "\n" for f in norm_functions(["layer_norm"], dt)]
-    params = [f"x: {dt}[B, {n}, {hid}]"] + [f"{r}: {dt}[{', '.join(str(s) for s in shape)}]"
-                                          for r, shape, _, _ in roles]
+    params = [f"x: {dt}[B, {n}, {hid}]"]
+    for r, shape, _, lin in roles:
+        params += linears[r].params(r) if lin else \
+            [f"{r}: {dt}[{', '.join(str(s) for s in shape)}]"]
     out += [comment("One encoder layer (pre-norm): attention, then the MLP, each after a "
                     "LayerNorm and added back."),
             fn_header("layer", params, f"{dt}[B, {n}, {hid}]"), "{",
             f"  let h = {ln}(x, norm1_w, norm1_b, eps={eps})",
             f"  let q = {qkv('q')}", f"  let k = {qkv('k')}", f"  let v = {qkv('v')}",
             "  let a = attend(q, k, v)",
-            "  let x2 = x + matmul(a, o_w) + o_b",
+            f"  let x2 = x + {mm('a', 'o_w')} + o_b",
             f"  let h2 = {ln}(x2, norm2_w, norm2_b, eps={eps})",
-            f"  return x2 + matmul({act}(matmul(h2, up_w) + up_b), down_w) + down_b", "}", ""]
+            f"  return x2 + {mm(f'{act}(' + mm('h2', 'up_w') + ' + up_b)', 'down_w')} + down_b",
+            "}", ""]
     out += [fn_header("forward", [f"pixels: {dt}[B, {chans}, {image}, {image}]",
                                   *table.params()], ret, ["B >= 1"]), "{",
             f"  # The patches, [B, {hid}, {grid}, {grid}], as tokens [B, {grid * grid}, {hid}].",
@@ -132,7 +148,7 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
                     "let y = "))
     if classifier:
         out += [f"  let cls_state = reshape(slice(y, axis=1, start=0, end=1), [B, {hid}])",
-                f"  return matmul(cls_state, {cls_w}) + {cls_b}"]
+                f"  return {cls_w.product('cls_state')} + {cls_b}"]
     else:
         out.append("  return y")
     out.append("}")

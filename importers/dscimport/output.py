@@ -53,12 +53,18 @@ SAFETENSORS_DTYPES = {np.dtype(np.float64): "F64", np.dtype(np.float32): "F32",
                       np.dtype(np.int8): "I8", np.dtype(np.bool_): "BOOL"}
 
 
-def safetensors_bytes(weights: dict[str, np.ndarray]) -> bytes:
+def safetensors_bytes(weights: dict[str, np.ndarray],
+                      metadata: dict[str, str] | None = None) -> bytes:
     """The weights as a .safetensors file: 8 bytes of little-endian header length, the JSON
     header (name -> dtype, shape, data_offsets; padded with spaces to a multiple of 8 bytes),
     then each tensor's little-endian bytes in the order given, with no gaps. A uint16 array is
-    bf16 bits, stored as "BF16" (the safetensors package's NumPy writer would say "U16")."""
+    bf16 bits, stored as "BF16" (the safetensors package's NumPy writer would say "U16").
+    metadata (string -> string) becomes the header's "__metadata__" entry."""
     header: dict[str, object] = {}
+    if metadata:
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+            raise ValueError("safetensors metadata maps strings to strings")
+        header["__metadata__"] = dict(metadata)
     chunks: list[bytes] = []
     offset = 0
     for name, a in weights.items():
