@@ -83,8 +83,10 @@ class Quantization:
         return (f"{self.name()} (groups of {self.group_size}, {self.scale_dtype} scales"
                 f"{', the head too' if self.head else ''})")
 
-    def metadata(self, weights: list[str]) -> dict[str, str]:
-        """The .safetensors header's `__metadata__` entry that describes the quantization."""
+    def metadata(self, weights: dict[str, str]) -> dict[str, str]:
+        """The .safetensors header's `__metadata__` entry that describes the quantization;
+        weights: each quantized weight's values parameter (P_qweight) -> its checkpoint
+        tensor."""
         import json
         return {"quantization": json.dumps({
             "format": "dsc matmul_q", "bits": self.bits, "group_size": self.group_size,
@@ -137,9 +139,9 @@ class WeightTable:
         self.weights: dict[str, Weight] = {}
         self.problems: list[str] = []
         self.bad_dtypes: dict[str, list[str]] = {}
-        # The checkpoint tensors quantized, and those whose rows the group size does not fit
-        # (the reason -> the tensors).
-        self.quantized: list[str] = []
+        # The quantized weights (the values' parameter -> the checkpoint tensor), and the
+        # tensors whose rows the group size does not fit (the reason -> the tensors).
+        self.quantized: dict[str, str] = {}
         self.bad_groups: dict[str, list[str]] = {}
 
     def _check(self, hf_name: str, shape: tuple[int, ...]) -> bool:
@@ -234,7 +236,7 @@ class WeightTable:
             why = (f"--quantize=int4 stores two values a byte, and there are an odd {in_dim} "
                    f"input features")
             self.bad_groups.setdefault(why, []).append(hf_name)
-        self.quantized.append(hf_name)
+        self.quantized[qname] = hf_name
         made: list[np.ndarray] = []
 
         def values(a: np.ndarray) -> np.ndarray:
