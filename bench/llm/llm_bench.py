@@ -28,9 +28,19 @@ it reads (every parameter but the embedding table, of which it reads B rows) ove
 read bandwidth (the best of five maxima of a 1 GiB array by torch at the same thread count, at
 the start and at the end); floor/x is the fraction of it reached.
 
+--dtype f32|f16|bf16 runs every system in that dtype. --dtype q8|q4 quantizes the weights of
+the 7 projections of every layer and the LM head, per group of 32 values with an f16 scale
+(the same values in both systems but for rounding ties, and the same bytes): dsc imports with
+`hf2dsc --quantize=int8|int4 --quantize-head` (f32 activations, matmul_q), llama.cpp reads
+GGUF Q8_0|Q4_0 tensors made by the gguf package's quantizer (norms and the token embedding
+F32, as dsc keeps them; llama.cpp's own llama-quantize would also quantize the embedding and
+make the head Q6_K at Q4_0). The transformers peers run the f32 model (they have no such
+format). The roofline's bytes are then the quantized ones: values and scales.
+
     python3 bench/llm/llm_bench.py --dscc build/tools/dscc/dscc --threads 2 \\
         [--layers 22] [--prefill 128,512] [--decode 1x128,8x128,1x1024,8x1024] [--steps 8] \\
-        [--peers dsc,eager,compiled,llamacpp] [--work DIR] [--out results.json]
+        [--dtype f32|f16|bf16|q8|q4] [--peers dsc,eager,compiled,llamacpp] [--work DIR] \\
+        [--out results.json]
 """
 
 from __future__ import annotations
@@ -49,6 +59,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 HF2DSC = os.path.join(SOURCE_DIR, "importers", "hf2dsc.py")
+sys.path.insert(0, os.path.join(SOURCE_DIR, "importers"))
+from dscimport import quantize  # noqa: E402  (NumPy only: the quantized bytes)
 
 TINYLLAMA = dict(vocab_size=32000, hidden_size=2048, intermediate_size=5632,
                  num_attention_heads=32, num_key_value_heads=4, max_position_embeddings=2048,
@@ -84,25 +96,47 @@ def make_checkpoint(layers: int, path: str):
     return model
 
 
-def weight_bytes(model) -> int:
-    """Every parameter but the input embedding table (a step reads only its tokens' rows)."""
+def weight_bytes(model, dtype: str = "f32") -> int:
+    """Every parameter but the input embedding table (a step reads only its tokens' rows); at
+    q8 and q4 the matrices (the projections and the LM head) count their quantized bytes,
+    values and scales."""
     table = model.get_input_embeddings().weight
-    return sum(p.numel() * p.element_size() for p in model.parameters() if p is not table)
+    bits = QUANTIZED.get(dtype, (None, 0))[1]
+    total = 0
+    for p in model.parameters():
+        if p is table:
+            continue
+        if bits and p.dim() == 2:
+            n, k = p.shape
+            total += quantize.stored_bytes(n, k, bits, GROUP)
+        else:
+            total += p.numel() * p.element_size()
+    return total
 
 
 # --dtype: the torch dtype of the transformers peers and the GGUF file type llama.cpp reads.
 DTYPES = {"f32": ("float32", "ALL_F32"), "f16": ("float16", "MOSTLY_F16"),
-          "bf16": ("bfloat16", "MOSTLY_BF16")}
+          "bf16": ("bfloat16", "MOSTLY_BF16"), "q8": ("float32", "MOSTLY_Q8_0"),
+          "q4": ("float32", "MOSTLY_Q4_0")}
+# The quantized ones: hf2dsc's --quantize and the bits; llama.cpp's Q8_0 and Q4_0 (blocks of
+# GROUP values with an f16 scale, as hf2dsc's default groups).
+QUANTIZED = {"q8": ("int8", 8), "q4": ("int4", 4)}
+GROUP = 32
 
 
-def gguf_tensor(a, dtype: str):
+def gguf_tensor(a, dtype: str, embedding: bool = False):
     """(array, raw_dtype) for gguf's add_tensor: matrices in `dtype` (bf16 as its bits, which
-    NumPy has no type for), vectors (the norms) in F32 as llama.cpp's converter keeps them."""
+    NumPy has no type for; q8 and q4 as Q8_0 and Q4_0 blocks, but the token embedding, F32 as
+    dsc keeps it), vectors (the norms) in F32 as llama.cpp's converter keeps them."""
     import gguf
     import numpy as np
     import torch
-    if a.ndim < 2 or dtype == "f32":
+    if a.ndim < 2 or dtype == "f32" or (dtype in QUANTIZED and embedding):
         return a.astype(np.float32), None
+    if dtype in QUANTIZED:
+        kind = gguf.GGMLQuantizationType.Q8_0 if dtype == "q8" else \
+            gguf.GGMLQuantizationType.Q4_0
+        return gguf.quants.quantize(np.ascontiguousarray(a, dtype=np.float32), kind), kind
     if dtype == "f16":
         return a.astype(np.float16), None
     bits = torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(torch.bfloat16)
@@ -110,8 +144,8 @@ def gguf_tensor(a, dtype: str):
 
 
 def write_gguf(model, path: str, dtype: str = "f32") -> None:
-    """The model's tensors as GGUF (F32, F16 or BF16 matrices) for llama.cpp's llama
-    architecture."""
+    """The model's tensors as GGUF (F32, F16, BF16, Q8_0 or Q4_0 matrices) for llama.cpp's
+    llama architecture."""
     import gguf
     c = model.config
     w = gguf.GGUFWriter(path, "llama")
@@ -142,7 +176,7 @@ def write_gguf(model, path: str, dtype: str = "f32") -> None:
     sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
 
     def add(name, a):
-        array, raw = gguf_tensor(a, dtype)
+        array, raw = gguf_tensor(a, dtype, name == "token_embd.weight")
         w.add_tensor(name, array, raw_dtype=raw)
 
     add("token_embd.weight", sd["model.embed_tokens.weight"])
@@ -291,7 +325,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--dtype", default="f32", choices=sorted(DTYPES),
                     help="the weights' dtype in every system: dsc imports with hf2dsc --dtype, "
-                         "transformers runs the model in it, llama.cpp reads GGUF F32/F16/BF16")
+                         "transformers runs the model in it, llama.cpp reads GGUF F32/F16/BF16; "
+                         "q8 and q4: the projections and the LM head quantized per group of 32 "
+                         "(dsc: hf2dsc --quantize=int8|int4 --quantize-head with f32 "
+                         "activations; llama.cpp: GGUF Q8_0|Q4_0, norms and the token "
+                         "embedding F32), the transformers peers in f32")
     ap.add_argument("--peers", default="dsc,eager,compiled,llamacpp")
     ap.add_argument("--work", help="keep the checkpoint, imports and builds here (reused)")
     ap.add_argument("--out", help="write the results as JSON")
@@ -316,7 +354,7 @@ def main(argv: list[str]) -> int:
     log(f"a LLaMA of TinyLlama's sizes with {ns.layers} layers -> {ckpt}")
     model = make_checkpoint(ns.layers, ckpt).to(getattr(torch, DTYPES[ns.dtype][0]))
     bandwidth = read_bandwidth(ns.threads)
-    wbytes = weight_bytes(model)
+    wbytes = weight_bytes(model, ns.dtype)
     log(f"read bandwidth {bandwidth / 1e9:.1f} GB/s; {wbytes / 1e9:.2f} GB of weights per decode step")
 
     # Made one at a time, each dropped before the next, so that at most two copies of the
@@ -326,8 +364,11 @@ def main(argv: list[str]) -> int:
         def make_dsc():
             out = os.path.join(work, "dsc" if ns.dtype == "f32" else f"dsc-{ns.dtype}")
             if not os.path.exists(os.path.join(out, "model.dsc")):
-                subprocess.run([sys.executable, HF2DSC, ckpt, "-o", out, "--dtype", ns.dtype],
-                               check=True)
+                args = ["--dtype", ns.dtype]
+                if ns.dtype in QUANTIZED:
+                    args = ["--dtype", "f32", f"--quantize={QUANTIZED[ns.dtype][0]}",
+                            f"--group-size={GROUP}", "--quantize-head"]
+                subprocess.run([sys.executable, HF2DSC, ckpt, "-o", out, *args], check=True)
             so = os.path.join(out, "model.so")
             t0 = time.perf_counter()
             subprocess.run([ns.dscc, "build", os.path.join(out, "model.dsc"), "--entry=prefill",
