@@ -7,8 +7,8 @@ to nearest.
             i8[N, K], one value a byte (llama.cpp's Q8_0).
     bits 4  d = m / -8, where m is the group's value of the largest magnitude, with its sign
             (the first of equal magnitudes); q = round(w / d) clamped to [-8, 7]: m itself is
-            -8, the full range of a nibble is used and the values of m's opposite sign up to
-            |m| * 7/8 are exact to a step (llama.cpp's Q4_0). Stored i8[N, K / 2], two values a
+            -8 steps, every level of a nibble is used, and a value of m's opposite sign beyond
+            7.5 steps is clamped to 7 (llama.cpp's Q4_0). Stored i8[N, K / 2], two values a
             byte: the low nibble holds even k, the high nibble odd k, a nibble u meaning u - 8.
 
 The scale is rounded to the scale dtype (f16 or f32) first, and q is computed against the
