@@ -57,9 +57,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     "weights quantized per group for matmul_q: int8 (scale max|w|/127, as "
                     "llama.cpp's Q8_0) or int4 (scale m/-8, m the group's value of largest "
                     "magnitude, values in [-8, 7], as Q4_0), symmetric, rounded to nearest; "
-                    "the embeddings, norms, biases and LM head keep --dtype (LLaMA, Qwen2, "
-                    "Mistral, GPT-2: the attention and MLP projections; BERT, ViT: the "
-                    "encoder layers' projections)")
+                    "the embeddings, norms, biases and heads keep the model's dtype "
+                    "(LLaMA, Qwen2, Mistral, GPT-2: the attention and MLP projections; BERT, "
+                    "ViT: the encoder layers' projections)")
     ap.add_argument("--group-size", type=int, metavar="N", help="values of a row that share a "
                     "scale with --quantize; must divide every quantized layer's input "
                     "features (default 32)")
