@@ -90,6 +90,28 @@ template <int W, int Bits> inline typename Vec<W>::type quant_load(const int8_t*
   }
 }
 
+// Values [t, t + 2W) as two vectors: at 4 bits on AVX-512, 16 bytes unpacked at once (their
+// low and high nibbles interleaved by one unpack each way), else two quant_loads.
+template <int W, int Bits>
+inline void quant_load2(const int8_t* row, int64_t t, typename Vec<W>::type& first,
+                        typename Vec<W>::type& second) {
+#if defined(__AVX512F__)
+  if constexpr (W == 16 && Bits == 4) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + t / 2));
+    const __m128i nibbles = _mm_set1_epi8(15);
+    const __m128i lo = _mm_and_si128(packed, nibbles);
+    const __m128i hi = _mm_and_si128(_mm_srli_epi16(packed, 4), nibbles);
+    const __m512 a = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)));
+    const __m512 b = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(lo, hi)));
+    std::memcpy(&first, &a, sizeof(first));
+    std::memcpy(&second, &b, sizeof(second));
+    return;
+  }
+#endif
+  first = quant_load<W, Bits>(row, t);
+  second = quant_load<W, Bits>(row, t + W);
+}
+
 // Value k of a weight row, unscaled.
 template <int Bits> inline int quant_value(const int8_t* row, int64_t k) {
   if constexpr (Bits == 8) return row[k];
@@ -135,7 +157,15 @@ void quant_tile(int64_t k, int64_t group, const float* __restrict x, int64_t ldx
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r)
         part[r] = V{};
-      for (int64_t t = g * group; t < (g + 1) * group; t += W) {
+      int64_t t = g * group;
+      for (; t + 2 * W <= (g + 1) * group; t += 2 * W) {
+        V w0, w1;
+        quant_load2<W, Bits>(row, t, w0, w1);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r)
+          part[r] += load<W>(x + r * ldx + t) * w0 + load<W>(x + r * ldx + t + W) * w1;
+      }
+      for (; t < (g + 1) * group; t += W) {
         const V wv = quant_load<W, Bits>(row, t);
 #pragma GCC unroll 16
         for (int r = 0; r < R; ++r)
