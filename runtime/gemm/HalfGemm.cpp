@@ -164,7 +164,15 @@ void multiply(const HalfKernels& K, const HalfProduct& p, bool parallel, const E
   const GemmKernels& F = *K.f32;
   const int64_t last_b = (p.k - 1) * p.b_row + (p.n - 1) * p.b_col;
   const size_t b_bytes = static_cast<size_t>(last_b + 1) * sizeof(uint16_t);
-  if (p.m <= kSmallM && p.a_col == 1 && (p.b_col == 1 || p.b_row == 1)) {
+  // B read by dot products (its columns contiguous, or a constant's transpose) serves few
+  // rows: past 8 they cost more than the packed path (at 16 x 2048 x 2048, 3x the f32
+  // product), and bf16 in pairs (vdpbf16ps) is faster packed from one row on (1 x 2048 x 2048
+  // from a constant pack: 0.07-0.12 ms against 0.16-0.18 ms by dot products, 2 threads).
+  const int64_t dot_rows = p.type == HalfType::BF16 && K.bf16_pairs ? 0 : 8;
+  const bool constant = is_constant(p.b, b_bytes);
+  const bool dots = p.b_row == 1 || (constant && p.n >= 4);
+  if (p.m <= kSmallM && p.a_col == 1 && (p.b_col == 1 || p.b_row == 1) &&
+      (!dots || p.m <= dot_rows)) {
     // A few rows read B in place, every load widened. A constant B with rows contiguous (a
     // model's weights as [K, N]) is read from its transpose instead, made once: each column a
     // contiguous stream for the dot products, where B's rows (a page apart when N is large)
@@ -172,7 +180,7 @@ void multiply(const HalfKernels& K, const HalfProduct& p, bool parallel, const E
     const uint16_t* b = p.b;
     int64_t b_row = p.b_row, b_col = p.b_col;
     std::shared_ptr<const void> transposed;
-    if (p.b_col == 1 && p.n >= 4)
+    if (p.b_col == 1 && constant && p.n >= 4)
       transposed = constant_form(
           {p.b, p.n, p.k, p.b_row, p.b_col, &kTransposedTag, static_cast<uintptr_t>(p.type)},
           b_bytes, [&] { return transpose(p); });
