@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""bert_torch.py's BERT layer under torch.compile(dynamic=True) (Inductor, fp32, CPU): a peer
-of bench/cpu/run.py.
+"""bert_torch.py's BERT layer under torch.compile(dynamic=True) (Inductor, CPU; fp32, or bf16 or
+f16 with --dtype): a peer of bench/cpu/run.py.
 
 One compiled function serves every shape, as dsc's one compiled layer does: the layer
 (bert_torch.BertLayer, the --variant formulation, weights fixed) is wrapped once by
@@ -25,6 +25,7 @@ available() says why the peer cannot run where it cannot.
 Standalone (checks the compiled layer against eager at the check shape, then times it):
     python3 bench/cpu/bert_compile.py --threads 2 --runs 20
     python3 bench/cpu/bert_compile.py --shapes 1x32,2x17 --runs 3 --threads 1
+    python3 bench/cpu/bert_compile.py --dtype bf16 --threads 2 --runs 20
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class CompiledLayer(TempDirOwner):
     (or use it as a context manager) to remove a temporary cache directory."""
 
     def __init__(self, params, variant: str = "eager", mode: str | None = None,
-                 cache_dir: str | None = None):
+                 cache_dir: str | None = None, dtype: str = "f32"):
         import torch
         import torch._dynamo.utils
         import bert_torch
@@ -105,8 +106,9 @@ class CompiledLayer(TempDirOwner):
         self.cache_dir = os.path.abspath(cache_dir)
         self.variant = variant
         self.mode = mode
+        self.dtype = dtype
         try:
-            self.layer = bert_torch.BertLayer(params, variant)
+            self.layer = bert_torch.BertLayer(params, variant, dtype)
             self.fn = torch.compile(self.layer, dynamic=True, mode=mode)
         except BaseException:
             self.close()
@@ -154,21 +156,23 @@ class CompiledLayer(TempDirOwner):
             return self.fn(x, mask)
 
     def forward_numpy(self, params):
-        """The compiled layer's output on params["x"], params["mask"] (its own weights)."""
-        torch = self.torch
-        y, _ = self.first_call(torch.from_numpy(params["x"]), torch.from_numpy(params["mask"]))
-        return y.numpy()
+        """The compiled layer's output on params["x"], params["mask"] (its own weights), as
+        float32."""
+        y, _ = self.first_call(*self.layer.inputs(params))
+        return y.float().numpy()
 
-    def bench(self, B: int, S: int, threads: int, runs: int, warmup: int, seed: int = 0) -> dict:
+    def bench(self, B: int, S: int, threads: int, runs: int, warmup: int, seed: int = 0,
+              max_seconds: float | None = None) -> dict:
         """First call at (B, S) (timed apart), then bert_torch.time_layer: the eager loop."""
         import bert_torch
         torch = self.torch
         torch.set_num_threads(threads)
         p = bert_torch.random_params(B, S, seed)
-        x, mask = torch.from_numpy(p["x"]), torch.from_numpy(p["mask"])
+        x, mask = self.layer.inputs(p)
         _, first = self.first_call(x, mask)
-        r = bert_torch.time_layer(self.fn, x, mask, runs, warmup)
+        r = bert_torch.time_layer(self.fn, x, mask, runs, warmup, max_seconds)
         r.update({"B": B, "S": S, "threads": torch.get_num_threads(), "variant": self.variant,
+                  "dtype": self.dtype,
                   "first_call_s": first["seconds"], "new_graph": first["new_graph"],
                   "recompiled": first["recompile"], "graphs_so_far": first["graphs"]})
         return r
@@ -182,6 +186,7 @@ class CompiledLayer(TempDirOwner):
             "backend": "inductor",
             "mode": self.mode,
             "variant": self.variant,
+            "dtype": self.dtype,
             "cxx": cxx_compiler(),
             "cxx_version": cxx_version(cxx_compiler()),
             "cache_dir": self.cache_dir,
@@ -201,7 +206,8 @@ class CompiledLayer(TempDirOwner):
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
-        description="BERT-base layer under torch.compile(dynamic=True), fp32 CPU.")
+        description="BERT-base layer under torch.compile(dynamic=True), CPU (fp32, or --dtype "
+                    "bf16|f16).")
     ap.add_argument("--shapes", default=DEFAULT_SHAPES,
                     help="comma-separated BxS (default: the benchmark's five)")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
@@ -211,6 +217,11 @@ def main(argv: list[str]) -> int:
                     help="warm-up calls per shape after its first call (default 3)")
     ap.add_argument("--variant", choices=("eager", "literal", "sdpa"), default="eager",
                     help="the bert_torch.py formulation that is compiled (default eager)")
+    ap.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32",
+                    help="the dtype the layer computes in (default f32)")
+    ap.add_argument("--max-seconds", type=float, default=None,
+                    help="per shape, stop timing once the timed calls took this long (at least "
+                         "3 runs; default: no limit)")
     ap.add_argument("--mode", default=None,
                     help="torch.compile mode (default: torch's default; e.g. "
                          "max-autotune-no-cudagraphs)")
@@ -235,18 +246,20 @@ def main(argv: list[str]) -> int:
     params = bert_torch.random_params(cB, cS, seed=1)
     status = 0
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, "
-          f"torch.compile(dynamic=True, mode={ns.mode!r}) of the {ns.variant} layer, "
+          f"torch.compile(dynamic=True, mode={ns.mode!r}) of the {ns.variant} layer in "
+          f"{ns.dtype}, "
           f"C++ compiler {cxx_compiler()}, median of {ns.runs} runs after {ns.warmup} warm-up",
           flush=True)
-    with CompiledLayer(params, ns.variant, ns.mode, ns.compile_cache) as cl:
+    with CompiledLayer(params, ns.variant, ns.mode, ns.compile_cache, ns.dtype) as cl:
         try:
             if not ns.no_check:
-                ok, detail = bert_torch.compare(cl.forward_numpy(params),
-                                                bert_torch.forward_numpy(params, ns.variant))
+                ok, detail = bert_torch.compare(
+                    cl.forward_numpy(params), bert_torch.forward_numpy(params, ns.variant, ns.dtype),
+                    bert_torch.TOLERANCES[ns.dtype])
                 print(f"check B={cB} S={cS} vs eager: {'agree' if ok else 'DISAGREE'}: {detail}")
                 status = 0 if ok else 1
             for B, S in bert_torch.parse_shapes(ns.shapes):
-                r = cl.bench(B, S, ns.threads, ns.runs, ns.warmup, ns.seed)
+                r = cl.bench(B, S, ns.threads, ns.runs, ns.warmup, ns.seed, ns.max_seconds)
                 print(f"B={B:<3d} S={S:<4d} {r['median_ms']:9.3f} ms  (min {r['min_ms']:.3f}); "
                       f"first call {r['first_call_s']:.2f} s"
                       f"{' (recompiled)' if r['recompiled'] else ''}"

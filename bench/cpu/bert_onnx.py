@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""bert_torch.py's BERT layer exported to ONNX and run by ONNX Runtime (fp32, CPU): a peer of
-bench/cpu/run.py.
+"""bert_torch.py's BERT layer exported to ONNX and run by ONNX Runtime (CPU; fp32, or bf16 or f16
+with --dtype): a peer of bench/cpu/run.py.
 
 The layer (bert_torch.BertLayer, the --variant formulation) is exported once, with its weights
 as initializers and B and S dynamic, then one InferenceSession runs it at every shape, as dsc's
@@ -24,10 +24,17 @@ one compiled layer does:
     the first session.run is timed apart (ORT plans memory per shape), then bert_torch.
     time_calls: W warm-up calls, the median of R calls of session.run timed one by one. The
     output is allocated by each call, as torch's is.
+  - dtypes (--dtype): the layer is exported in the dtype (weights, x, mask and y in it). f16
+    inputs are float16 arrays. bf16 ones, which NumPy has no type for, are OrtValues of their
+    bits (onnx type BFLOAT16), and a bf16 output is read back through its buffer; but ONNX
+    Runtime's CPU execution provider has no bf16 MatMul (with onnxruntime 1.32 the session
+    fails: NOT_IMPLEMENTED, "Could not find an implementation for MatMul(13)"), and run.py
+    then skips the peer with that message (unsupported() recognizes it).
 
 Standalone (checks ORT against eager at the check shape, then times it):
     python3 bench/cpu/bert_onnx.py --threads 2 --runs 20
     python3 bench/cpu/bert_onnx.py --shapes 1x32,2x17 --runs 3 --threads 1 --onnx /tmp/bert.onnx
+    python3 bench/cpu/bert_onnx.py --dtype f16 --threads 2 --runs 20
 """
 
 from __future__ import annotations
@@ -47,6 +54,14 @@ sys.path.insert(0, HERE)
 DEFAULT_SHAPES = "1x32,1x128,4x64,8x128,1x384"
 EXPORTERS = ("torchscript", "dynamo")
 DEFAULT_OPSET = {"torchscript": 17, "dynamo": 18}
+ONNX_BFLOAT16 = 16  # onnx.TensorProto.BFLOAT16
+
+
+def unsupported(error: BaseException | str) -> bool:
+    """Whether an error says ONNX Runtime has no kernel for a node (a dtype its execution
+    provider does not implement), as opposed to a failure of the export or of the session."""
+    text = str(error)
+    return "NOT_IMPLEMENTED" in text or "Could not find an implementation" in text
 
 
 def version(module: str) -> str | None:
@@ -75,22 +90,23 @@ def available(exporter: str = "torchscript") -> str | None:
 
 
 def export(params, path: str, variant: str = "eager", exporter: str = "torchscript",
-           opset: int | None = None) -> dict:
-    """Export BertLayer(params, variant) to PATH (one .onnx file, weights inside), traced at
-    params' (B, S) with B and S dynamic. Returns what was done, with the export's wall time."""
+           opset: int | None = None, dtype: str = "f32") -> dict:
+    """Export BertLayer(params, variant, dtype) to PATH (one .onnx file, weights inside), traced
+    at params' (B, S) with B and S dynamic. Returns what was done, with the export's wall
+    time."""
     import torch
     import bert_torch
     if exporter not in EXPORTERS:
         raise ValueError(f"exporter must be one of {EXPORTERS}")
     opset = opset or DEFAULT_OPSET[exporter]
-    layer = bert_torch.BertLayer(params, variant)
+    layer = bert_torch.BertLayer(params, variant, dtype)
 
     class Layer(torch.nn.Module):
         def forward(self, x, mask):
             return layer(x, mask)
 
     module = Layer().eval()
-    args = (torch.from_numpy(params["x"]), torch.from_numpy(params["mask"]))
+    args = layer.inputs(params)
     kwargs = {"input_names": ["x", "mask"], "output_names": ["y"], "opset_version": opset}
     if exporter == "torchscript":
         axes = {0: "B", 1: "S"}
@@ -108,6 +124,7 @@ def export(params, path: str, variant: str = "eager", exporter: str = "torchscri
         torch.onnx.export(module, args, path, **kwargs)
         seconds = time.perf_counter() - t0
     r = {"path": os.path.abspath(path), "exporter": exporter, "opset": opset, "variant": variant,
+         "dtype": dtype,
          "traced_at": list(params["x"].shape[:2]), "seconds": seconds,
          "bytes": os.path.getsize(path), "torch": torch.__version__,
          "warnings": sorted({str(w.message).splitlines()[0][:200] for w in caught})}
@@ -124,7 +141,7 @@ def export(params, path: str, variant: str = "eager", exporter: str = "torchscri
 class OrtLayer:
     """One onnxruntime.InferenceSession of the exported layer; its creation is timed."""
 
-    def __init__(self, path: str, threads: int):
+    def __init__(self, path: str, threads: int, dtype: str = "f32"):
         import onnxruntime as ort
         self.ort = ort
         so = ort.SessionOptions()
@@ -140,23 +157,49 @@ class OrtLayer:
         self.session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
         self.session_s = time.perf_counter() - t0
         self.threads = threads
+        self.dtype = dtype
         self.output = self.session.get_outputs()[0].name
 
+    def feed(self, a):
+        """A float32 array as the session's input in the layer's dtype (made before timing)."""
+        import numpy as np
+        if self.dtype == "f16":
+            return a.astype(np.float16)
+        if self.dtype == "bf16":
+            import torch
+            bits = torch.from_numpy(a).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+            return self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+                np.ascontiguousarray(bits), onnx_element_type=ONNX_BFLOAT16)
+        return a
+
     def __call__(self, x, mask):
+        if self.dtype == "bf16":  # OrtValues in and out: NumPy has no bfloat16
+            return self.session.run_with_ort_values([self.output], {"x": x, "mask": mask})[0]
         return self.session.run([self.output], {"x": x, "mask": mask})[0]
 
     def forward_numpy(self, params):
-        return self(params["x"], params["mask"])
+        """The output on params["x"], params["mask"], as float32."""
+        import numpy as np
+        y = self(self.feed(params["x"]), self.feed(params["mask"]))
+        if self.dtype == "bf16":
+            import ctypes
+            shape = y.shape()
+            raw = ctypes.string_at(y.data_ptr(), int(np.prod(shape)) * 2)
+            bits = np.frombuffer(raw, dtype=np.uint16).reshape(shape)
+            return (bits.astype(np.uint32) << 16).view(np.float32)
+        return y.astype(np.float32)
 
-    def bench(self, B: int, S: int, runs: int, warmup: int, seed: int = 0) -> dict:
+    def bench(self, B: int, S: int, runs: int, warmup: int, seed: int = 0,
+              max_seconds: float | None = None) -> dict:
         import bert_torch
         p = bert_torch.random_params(B, S, seed)
-        x, mask = p["x"], p["mask"]
+        x, mask = self.feed(p["x"]), self.feed(p["mask"])
         t0 = time.perf_counter()
         self(x, mask)
         first = time.perf_counter() - t0
-        r = bert_torch.time_calls(lambda: self(x, mask), runs, warmup)
-        r.update({"B": B, "S": S, "threads": self.threads, "first_call_s": first})
+        r = bert_torch.time_calls(lambda: self(x, mask), runs, warmup, max_seconds)
+        r.update({"B": B, "S": S, "threads": self.threads, "first_call_s": first,
+                  "dtype": self.dtype})
         return r
 
     def summary(self) -> dict:
@@ -176,13 +219,13 @@ class OrtPeer(TempDirOwner):
 
     def __init__(self, params, threads: int, variant: str = "eager",
                  exporter: str = "torchscript", opset: int | None = None,
-                 path: str | None = None):
+                 path: str | None = None, dtype: str = "f32"):
         if path is None:
             path = os.path.join(self.make_temp_dir("dsc-bench-onnx-"), "bert_layer.onnx")
         try:
-            self.export = export(params, path, variant, exporter, opset)
+            self.export = export(params, path, variant, exporter, opset, dtype)
             self.export["kept"] = self._tmp is None
-            self.layer = OrtLayer(path, threads)
+            self.layer = OrtLayer(path, threads, dtype)
         except BaseException:
             self.close()
             raise
@@ -190,8 +233,9 @@ class OrtPeer(TempDirOwner):
     def forward_numpy(self, params):
         return self.layer.forward_numpy(params)
 
-    def bench(self, B: int, S: int, runs: int, warmup: int, seed: int = 0) -> dict:
-        return self.layer.bench(B, S, runs, warmup, seed)
+    def bench(self, B: int, S: int, runs: int, warmup: int, seed: int = 0,
+              max_seconds: float | None = None) -> dict:
+        return self.layer.bench(B, S, runs, warmup, seed, max_seconds)
 
     def summary(self) -> dict:
         return {"export": self.export, **self.layer.summary()}
@@ -200,7 +244,8 @@ class OrtPeer(TempDirOwner):
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
-        description="BERT-base layer exported to ONNX, run by ONNX Runtime, fp32 CPU.")
+        description="BERT-base layer exported to ONNX, run by ONNX Runtime, CPU (fp32, or "
+                    "--dtype bf16|f16).")
     ap.add_argument("--shapes", default=DEFAULT_SHAPES,
                     help="comma-separated BxS (default: the benchmark's five)")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
@@ -211,6 +256,11 @@ def main(argv: list[str]) -> int:
                     help="warm-up calls per shape after its first call (default 3)")
     ap.add_argument("--variant", choices=("eager", "literal", "sdpa"), default="eager",
                     help="the bert_torch.py formulation that is exported (default eager)")
+    ap.add_argument("--dtype", choices=("f32", "bf16", "f16"), default="f32",
+                    help="the dtype the layer is exported in (default f32)")
+    ap.add_argument("--max-seconds", type=float, default=None,
+                    help="per shape, stop timing once the timed calls took this long (at least "
+                         "3 runs; default: no limit)")
     ap.add_argument("--exporter", choices=EXPORTERS, default="torchscript",
                     help="torch.onnx.export's TorchScript tracer (dynamo=False, the default) or "
                          "torch.export (dynamo=True, needs onnxscript)")
@@ -234,7 +284,15 @@ def main(argv: list[str]) -> int:
     cB, cS = bert_torch.parse_shapes(ns.check_shape)[0]
     params = bert_torch.random_params(cB, cS, seed=1)
     status = 0
-    with OrtPeer(params, ns.threads, ns.variant, ns.exporter, ns.opset, ns.onnx) as peer:
+    try:
+        peer = OrtPeer(params, ns.threads, ns.variant, ns.exporter, ns.opset, ns.onnx, ns.dtype)
+    except Exception as e:
+        if unsupported(e):
+            print(f"bert_onnx.py: ONNX Runtime's CPU execution provider cannot run the layer in "
+                  f"{ns.dtype}: {' '.join(str(e).split())}", file=sys.stderr)
+            return 2
+        raise
+    with peer:
         e, s = peer.export, peer.layer.summary()
         print(f"export ({e['exporter']}, opset {e['opset']}, {ns.variant} layer, traced at "
               f"B={cB} S={cS}): {e['seconds']:.2f} s, {e['bytes'] / 1e6:.1f} MB"
@@ -243,12 +301,13 @@ def main(argv: list[str]) -> int:
               f"{ns.threads} intra-op threads, inter-op 1, ORT_ENABLE_ALL, {s['providers']}; "
               f"median of {ns.runs} runs after {ns.warmup} warm-up", flush=True)
         if not ns.no_check:
-            ok, detail = bert_torch.compare(peer.forward_numpy(params),
-                                            bert_torch.forward_numpy(params, ns.variant))
+            ok, detail = bert_torch.compare(
+                peer.forward_numpy(params), bert_torch.forward_numpy(params, ns.variant, ns.dtype),
+                bert_torch.TOLERANCES[ns.dtype])
             print(f"check B={cB} S={cS} vs eager: {'agree' if ok else 'DISAGREE'}: {detail}")
             status = 0 if ok else 1
         for B, S in bert_torch.parse_shapes(ns.shapes):
-            r = peer.bench(B, S, ns.runs, ns.warmup, ns.seed)
+            r = peer.bench(B, S, ns.runs, ns.warmup, ns.seed, ns.max_seconds)
             print(f"B={B:<3d} S={S:<4d} {r['median_ms']:9.3f} ms  (min {r['min_ms']:.3f}); "
                   f"first call {r['first_call_s'] * 1e3:.1f} ms", flush=True)
     return status

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""BERT-base layer, fp32, CPU: dsc against PyTorch eager, torch.compile and ONNX Runtime, side by
-side in one run, at one thread count.
+"""BERT-base layer, CPU, fp32 (or bf16 or f16 with --dtype): dsc against PyTorch eager,
+torch.compile and ONNX Runtime, side by side in one run, at one thread count.
 
 For each (B, S) it runs
 
@@ -32,9 +32,20 @@ over the shapes for each peer. A peer that cannot run (its package missing, the 
 compile failing) is a note under the table and leaves the exit status alone. With --out PATH it
 also writes PATH.json (everything, raw) and PATH.md (the tables and the conditions).
 
+--dtype bf16|f16 runs the layer in that dtype everywhere: dsc compiles examples/bert_layer.dsc
+with every f32 replaced by the dtype (written to a temporary directory; dscc run synthesizes
+its inputs in the dtype), the peers run bert_torch.py's layer with weights, x and mask in it
+(ONNX Runtime: exported in it; its CPU execution provider has no bf16 MatMul, so in bf16 the
+peer is skipped with that message). The numeric check goes through the runtime's C API
+(tests/importers/capi.py: `dscc run` reads and writes no bf16 .npy), on a `dscc build` of the
+converted layer, against eager in the same dtype at the dtype's tolerance (bert_torch.TOLERANCES:
+bf16 3e-2, f16 5e-3). The floor's rate is the best of the f32 rates and, for bf16, torch's bf16
+GEMM (oneDNN) at the same square size.
+
     python3 bench/cpu/run.py --dscc build/tools/dscc/dscc --out /tmp/bert_cpu
     python3 bench/cpu/run.py --peers eager,ort     # leave torch.compile out
     python3 bench/cpu/run.py --skip-dsc            # the peers and the GEMM rate only
+    python3 bench/cpu/run.py --dtype bf16 --out /tmp/bert_cpu_bf16
 
 See bench/cpu/README.md.
 """
@@ -70,6 +81,10 @@ DSC_COMPILE_RE = re.compile(r"compiled \S+ in ([0-9.]+) s")
 
 DEFAULT_SHAPES = "1x32,1x128,4x64,8x128,1x384"
 MODEL = "examples/bert_layer.dsc"
+DTYPES = ("f32", "bf16", "f16")
+# --max-seconds's default for a 16-bit dtype: torch's f16 matmul without f16 hardware takes
+# seconds per call at the larger shapes. None (no limit) for f32, as before.
+HALF_MAX_SECONDS = 60.0
 
 # The peers dsc is compared with, in table order, and what each is called in the notes.
 PEERS = ("eager", "compile", "ort")
@@ -216,6 +231,62 @@ def dsc_check(dscc: str, target: str, B: int, S: int, threads: int, cwd: str, ti
         return r
 
 
+def convert_source(text: str, dtype: str) -> str:
+    """examples/bert_layer.dsc with its tensor types in `dtype`: every `f32[` becomes
+    `DTYPE[` (its parameters, result and comments; the layer names no other float type)."""
+    out = re.sub(r"\bf32\[", dtype + "[", text)
+    if re.search(r"\bf32\b", out):
+        raise ValueError(f"{MODEL} names f32 other than as a tensor type: convert it by hand")
+    return out
+
+
+def write_converted(source: str, dtype: str, directory: str) -> str:
+    """The layer in `dtype`, as DIRECTORY/bert_layer_DTYPE.dsc; its path."""
+    with open(source) as f:
+        text = convert_source(f.read(), dtype)
+    path = os.path.join(directory, f"bert_layer_{dtype}.dsc")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def dsc_check_capi(dscc: str, so: str, B: int, S: int, threads: int, variant: str,
+                   dtype: str) -> dict:
+    """The numeric check of a 16-bit layer: `dscc run` cannot take bf16 from .npy or write it,
+    so the built library `so` runs through the runtime's C API (tests/importers/capi.py,
+    ctypes), here, on params rounded to the dtype, against eager in the same dtype."""
+    import bert_torch
+    r = {"B": B, "S": S, "rc": None, "via": "C API (tests/importers/capi.py)", "dtype": dtype,
+         "tolerance": bert_torch.TOLERANCES[dtype]}
+    sys.path.insert(0, os.path.join(ROOT, "tests", "importers"))
+    try:
+        import capi
+    except Exception as e:
+        r.update(ok=False, detail=f"tests/importers/capi.py does not import: {e}")
+        return r
+    lib = capi.find_runtime(dscc)
+    if not lib:
+        r.update(ok=False, detail=f"no libdsc_runtime.so beside {dscc} or in its build tree")
+        return r
+    os.environ["DSC_NUM_THREADS"] = str(threads)  # read by the runtime when it starts
+    p = bert_torch.round_params(bert_torch.random_params(B, S, seed=1), dtype)
+    try:
+        model = capi.Runtime(lib).load(so)
+        (out, out_dtype), *_ = model.run("layer", p)
+    except Exception as e:
+        r.update(ok=False, detail=f"{type(e).__name__}: {e}")
+        return r
+    r["rc"] = 0
+    import numpy as np
+    ok, detail = bert_torch.compare(out.astype(np.float32),
+                                    bert_torch.forward_numpy(p, variant, dtype),
+                                    bert_torch.TOLERANCES[dtype])
+    r.update(ok=ok and out_dtype == dtype,
+             detail=detail + (f"; output dtype {out_dtype}, expected {dtype}"
+                              if out_dtype != dtype else ""))
+    return r
+
+
 # ---------------------------------------------------------------------------------------------
 # Peers
 # ---------------------------------------------------------------------------------------------
@@ -239,11 +310,19 @@ def setup_peer(peer: str, info: dict, ns, params, ref) -> object | None:
     `params`, and return it; None (and info["error"]) when that fails."""
     try:
         if peer == "compile":
-            obj = bert_compile.CompiledLayer(params, ns.variant, ns.compile_mode, ns.compile_cache)
+            obj = bert_compile.CompiledLayer(params, ns.variant, ns.compile_mode, ns.compile_cache,
+                                             ns.dtype)
         else:
             obj = bert_onnx.OrtPeer(params, ns.threads, ns.variant, ns.onnx_exporter, ns.opset,
-                                    ns.onnx)
+                                    ns.onnx, ns.dtype)
     except Exception as e:
+        if peer == "ort" and ns.dtype != "f32" and bert_onnx.unsupported(e):
+            # Not a failure of the benchmark: ONNX Runtime's CPU EP has no kernel in this dtype.
+            info["status"] = "skipped"
+            info["note"] = (f"ONNX Runtime {bert_onnx.version('onnxruntime')}'s CPU execution "
+                            f"provider cannot run the layer in {ns.dtype} (the export worked, the "
+                            f"session did not: {bert_compile.short_error(e, 300)})")
+            return None
         info["status"], info["error"] = "failed", "setup: " + bert_compile.short_error(e)
         return None
     if ref is not None:
@@ -255,10 +334,10 @@ def setup_peer(peer: str, info: dict, ns, params, ref) -> object | None:
             info["setup"] = peer_summary(obj)
             close_peer(obj)
             return None
-        ok, detail = bert_torch.compare(out, ref)
+        ok, detail = bert_torch.compare(out, ref, bert_torch.TOLERANCES[ns.dtype])
         B, S = params["x"].shape[:2]
         info["check"] = {"B": int(B), "S": int(S), "ok": ok, "detail": detail,
-                         "against": f"torch eager, {ns.variant} formulation"}
+                         "against": f"torch eager, {ns.variant} formulation, {ns.dtype}"}
     return obj
 
 
@@ -359,12 +438,19 @@ def notes(result: dict) -> list[str]:
                        f"{'agree' if c['ok'] else 'DISAGREE'}: {c['detail']}")
         if info["status"] == "unavailable":
             out.append(f"{title}: not run: {info['note']}")
+        elif info["status"] == "skipped":
+            out.append(f"{title}: skipped: {info['note']}")
         elif info["status"] == "failed":
             out.append(f"{title}: FAILED, not timed: {clip(info['error'])}")
         errs = [f"B={r['B']} S={r['S']}" for r in result["rows"] if r.get(f"{p}_error")]
         if errs:
             first = next(r[f"{p}_error"] for r in result["rows"] if r.get(f"{p}_error"))
             out.append(f"{title}: failed at {', '.join(errs)}: {clip(first)}")
+        capped = [f"B={r['B']} S={r['S']} ({r['peers'][p]['runs']} runs)" for r in result["rows"]
+                  if r["peers"].get(p, {}).get("capped")]
+        if capped:
+            out.append(f"{title}: fewer runs than asked (--max-seconds "
+                       f"{result['conditions']['max_seconds']:g}) at {', '.join(capped)}")
         setup = info.get("setup") or {}
         if p == "compile" and setup.get("compile_s") is not None:
             firsts = ", ".join(f"B={f['B']} S={f['S']} {f['seconds']:.2f} s"
@@ -397,7 +483,8 @@ def markdown(result: dict) -> str:
     rows = result["rows"]
     c = result["conditions"]
     titles = ", ".join(PEER_TITLE[p] for p in peers) or "no peer"
-    md = [f"# BERT-base layer, fp32, CPU: dsc vs {titles}", ""]
+    dtype = c.get("dtype", "f32")
+    md = [f"# BERT-base layer, {'fp32' if dtype == 'f32' else dtype}, CPU: dsc vs {titles}", ""]
     versions = ", ".join(f"{k} {v}" for k, v in c["versions"].items() if v)
     md += [
         f"- date: {c['date']}, dsc revision {c['git']}",
@@ -407,10 +494,12 @@ def markdown(result: dict) -> str:
         f"eager and torch.compile, intra_op_num_threads for ONNX Runtime, inter-op 1)",
         f"- {versions}; the {c['torch_variant']} formulation of the layer (bert_torch.py) for "
         f"every peer",
+        f"- dtype: {dtype} for dsc and every peer"
+        + ("" if dtype == "f32" else f" (dsc: {c.get('dsc_source')})"),
         f"- peers: median of {c['runs']} runs after {c['torch_warmup']} warm-up (torch.compile "
         f"and ONNX Runtime: after each shape's first call, timed apart); dscc "
         f"`--bench={c['runs']}` (median, after 1 warm-up)",
-        f"- sgemm rate used for the floor: {fmt(result['sgemm'].get('rate_used'), '.1f')} GFLOP/s "
+        f"- GEMM rate used for the floor: {fmt(result['sgemm'].get('rate_used'), '.1f')} GFLOP/s "
         f"({result['sgemm'].get('rate_used_from')})",
         *(f"- {lib.get('name')}: {lib.get('version')}"
           for lib in result["sgemm"].get("libraries", {}).values() if lib.get("name")),
@@ -435,7 +524,8 @@ def markdown(result: dict) -> str:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
-        description="BERT layer fp32 CPU: dsc vs PyTorch eager, torch.compile and ONNX Runtime.")
+        description="BERT layer CPU (fp32, or --dtype bf16|f16): dsc vs PyTorch eager, "
+                    "torch.compile and ONNX Runtime.")
     ap.add_argument("--dscc", default=os.environ.get("DSCC", os.path.join(ROOT, "build/tools/dscc/dscc")),
                     help="the dscc binary (default: $DSCC, else build/tools/dscc/dscc)")
     ap.add_argument("--source-dir", default=ROOT, help="the dsc source tree (default: this checkout)")
@@ -443,6 +533,15 @@ def main(argv: list[str]) -> int:
                     help=f"comma-separated BxS (default {DEFAULT_SHAPES})")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="threads for dsc and every peer alike (default: os.cpu_count())")
+    ap.add_argument("--dtype", choices=DTYPES, default="f32",
+                    help="the dtype of the layer for dsc and every peer: f32 (default), bf16 or "
+                         "f16 (dsc: examples/bert_layer.dsc with f32 replaced, in a temporary "
+                         "directory; the numeric check through the C API)")
+    ap.add_argument("--max-seconds", type=float, default=None,
+                    help="per peer and shape, stop timing once the timed calls took this long "
+                         "(at least 3 runs; the runs made are recorded). Default: no limit for "
+                         f"f32, {HALF_MAX_SECONDS:g} s for bf16 and f16 (torch's f16 matmul is "
+                         "slow on CPUs without f16 arithmetic)")
     ap.add_argument("--runs", type=int, default=50,
                     help="timed runs per shape: dscc --bench=RUNS and each peer's median "
                          "(default 50)")
@@ -490,6 +589,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per dscc command")
     ap.add_argument("--out", help="write OUT.json and OUT.md (an .json/.md suffix is dropped)")
     ns = ap.parse_args(argv)
+    if ns.max_seconds is None and ns.dtype != "f32":
+        ns.max_seconds = HALF_MAX_SECONDS
 
     threads = ns.threads
     if ns.openblas_coretype:
@@ -531,6 +632,9 @@ def main(argv: list[str]) -> int:
         "peers": columns,
         "peers_asked": asked,
         "torch_variant": ns.variant,
+        "dtype": ns.dtype,
+        "dsc_source": MODEL if ns.dtype == "f32" else f"{MODEL} with f32 replaced by {ns.dtype}",
+        "max_seconds": ns.max_seconds,
         "threads": threads,
         "runs": ns.runs,
         "torch_warmup": ns.warmup,
@@ -553,11 +657,13 @@ def main(argv: list[str]) -> int:
     else:
         square = [int(x) for x in ns.square.split(",") if x]
         libs = ["openblas"] + (["torch"] if torch_ok else [])
+        if torch_ok and ns.dtype == "bf16":
+            libs.append("torch:bf16")  # oneDNN's bf16 GEMM: the floor is the best of all
         sg = sgemm_rate.measure_rates(threads, square, ns.shapes if ns.gemm_detail else [],
                                       libs=libs, log=lambda s: print("sgemm: " + s, flush=True))
     rate = sg.get("rate_used")
     if rate:
-        print(f"sgemm rate used for the floor: {rate:.1f} GFLOP/s ({sg.get('rate_used_from')})")
+        print(f"GEMM rate used for the floor: {rate:.1f} GFLOP/s ({sg.get('rate_used_from')})")
 
     # 2. dsc: the target (.dsc, or one .so), then the numeric check.
     dscc = os.path.abspath(ns.dscc)
@@ -568,14 +674,29 @@ def main(argv: list[str]) -> int:
             print(f"run.py: error: --dscc {ns.dscc} is not an executable (--skip-dsc to bench "
                   f"the peers only)", file=sys.stderr)
             return 2
-        if ns.via_build:
+        if ns.via_build or ns.dtype != "f32":
             tmp = tempfile.mkdtemp(prefix="dsc-bench-")
+        if ns.dtype != "f32":
+            source = target = write_converted(source, ns.dtype, tmp)
+            print(f"dsc: the layer in {ns.dtype}: {source}")
+        if ns.via_build:
             target = os.path.join(tmp, "bert_layer.so")
             build = dsc_build(dscc, source, target, threads, ns.source_dir, ns.timeout)
             print(f"dscc build: {build.get('error') or 'ok, %.2f s' % build['seconds']}")
         if not ns.no_check and torch_ok and not (build and build.get("error")):
             B, S = ns.check_shape[0]
-            check = dsc_check(dscc, target, B, S, threads, ns.source_dir, ns.timeout, ns.variant)
+            if ns.dtype == "f32":
+                check = dsc_check(dscc, target, B, S, threads, ns.source_dir, ns.timeout,
+                                  ns.variant)
+            else:
+                so = target if ns.via_build else os.path.join(tmp, "bert_layer_check.so")
+                b = None if ns.via_build else dsc_build(dscc, source, so, threads,
+                                                        ns.source_dir, ns.timeout)
+                if b and b.get("error"):
+                    check = {"B": B, "S": S, "rc": b["rc"], "ok": False,
+                             "detail": "dscc build for the check: " + b["error"]}
+                else:
+                    check = dsc_check_capi(dscc, so, B, S, threads, ns.variant, ns.dtype)
             print(f"numeric check B={B} S={S}: {check_status(check)}: {check['detail']}", flush=True)
 
     # 3. The peers that need it: torch.compile's layer (compiled at its first call, the check
@@ -583,8 +704,9 @@ def main(argv: list[str]) -> int:
     peer_obj = {}
     if torch_ok:
         cB, cS = ns.check_shape[0]
-        cparams = bert_torch.random_params(cB, cS, seed=1)  # dsc_check's inputs
-        ref = None if ns.no_check else bert_torch.forward_numpy(cparams, ns.variant)
+        # dsc_check's inputs (rounded to the dtype, as dsc_check_capi's are)
+        cparams = bert_torch.round_params(bert_torch.random_params(cB, cS, seed=1), ns.dtype)
+        ref = None if ns.no_check else bert_torch.forward_numpy(cparams, ns.variant, ns.dtype)
         for p in columns:
             info = peer_info[p]
             if p == "eager" or info["status"] != "ok":
@@ -593,7 +715,10 @@ def main(argv: list[str]) -> int:
             print(f"{p}: setting up {PEER_TITLE[p]}{where}...", flush=True)
             obj = setup_peer(p, info, ns, cparams, ref)
             if obj is None:
-                print(f"{p}: FAILED: {clip(info['error'])}", file=sys.stderr, flush=True)
+                if info["status"] == "skipped":
+                    print(f"{p}: skipped: {info['note']}", file=sys.stderr, flush=True)
+                else:
+                    print(f"{p}: FAILED: {clip(info['error'])}", file=sys.stderr, flush=True)
                 continue
             peer_obj[p] = obj
             if info["check"]:
@@ -623,11 +748,13 @@ def main(argv: list[str]) -> int:
                 continue
             try:
                 if p == "eager":
-                    t = bert_torch.bench_shape(B, S, threads, ns.runs, ns.warmup, ns.variant)
+                    t = bert_torch.bench_shape(B, S, threads, ns.runs, ns.warmup, ns.variant,
+                                               dtype=ns.dtype, max_seconds=ns.max_seconds)
                 elif p == "compile":
-                    t = peer_obj[p].bench(B, S, threads, ns.runs, ns.warmup)
+                    t = peer_obj[p].bench(B, S, threads, ns.runs, ns.warmup,
+                                          max_seconds=ns.max_seconds)
                 else:
-                    t = peer_obj[p].bench(B, S, ns.runs, ns.warmup)
+                    t = peer_obj[p].bench(B, S, ns.runs, ns.warmup, max_seconds=ns.max_seconds)
             except Exception as e:  # a recompile that fails, an ORT error at this shape, ...
                 row["peers"][p] = {"error": bert_compile.short_error(e)}
                 row[f"{p}_error"] = clip(row["peers"][p]["error"])

@@ -27,6 +27,11 @@ only ever slows a call down.
 The rate the floor uses (`rate_used`) is the best square rate of the two libraries (fastest
 call): the fastest fp32 GEMM this machine has been shown to run, so a floor computed from it is
 a lower bound for any implementation, dsc's included.
+
+`--libs torch:bf16` (or torch:f16) also times torch.matmul in that dtype (oneDNN's bf16 GEMM
+where the CPU has AVX512_BF16): run.py --dtype bf16 adds it, so that its floor is the best rate
+of a GEMM in f32 or in bf16. (torch's f16 GEMM on a CPU without AVX512_FP16 or AMX-FP16 runs
+at a few GFLOP/s: run.py --dtype f16 leaves it out, an f16 GEMM being no faster than f32 there.)
 """
 
 from __future__ import annotations
@@ -97,20 +102,23 @@ def time_calls(fn, warmup: int, repeat: int, min_time: float = 0.0) -> tuple[flo
 class TorchGemm:
     name = "torch.matmul (MKL)"
 
-    def __init__(self, threads: int):
+    def __init__(self, threads: int, dtype: str = "f32"):
         import torch
         self.torch = torch
         torch.set_num_threads(threads)
         self.version = f"torch {torch.__version__}"
+        self.dtype = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[dtype]
+        if dtype != "f32":
+            self.name = f"torch.matmul {dtype} (oneDNN)"
 
     def timer(self, batch: int, m: int, n: int, k: int):
         torch = self.torch
         g = torch.Generator().manual_seed(0)
         shape_a = (batch, m, k) if batch > 1 else (m, k)
         shape_b = (batch, k, n) if batch > 1 else (k, n)
-        a = torch.randn(shape_a, generator=g)
-        b = torch.randn(shape_b, generator=g)
-        c = torch.empty((batch, m, n) if batch > 1 else (m, n))
+        a = torch.randn(shape_a, generator=g).to(self.dtype)
+        b = torch.randn(shape_b, generator=g).to(self.dtype)
+        c = torch.empty((batch, m, n) if batch > 1 else (m, n), dtype=self.dtype)
 
         def run():
             torch.matmul(a, b, out=c)
@@ -209,7 +217,10 @@ def measure_rates(threads: int, square: list[int] = (2048,), layer: list[tuple[i
     result = {"threads": threads, "libraries": {}, "rate_used": None, "rate_used_from": None}
     for which in libs:
         try:
-            lib = TorchGemm(threads) if which == "torch" else OpenBlasGemm(threads)
+            if which.startswith("torch"):  # torch, or torch:bf16 / torch:f16
+                lib = TorchGemm(threads, which.partition(":")[2] or "f32")
+            else:
+                lib = OpenBlasGemm(threads)
         except Exception as e:  # noqa: BLE001 - a missing library is reported, not fatal
             result["libraries"][which] = {"error": f"{type(e).__name__}: {e}"}
             if log:
@@ -262,7 +273,9 @@ def main(argv: list[str]) -> int:
                     help="comma-separated N of the N x N x N products (default 2048)")
     ap.add_argument("--layer", default="",
                     help="comma-separated BxS of BERT-layer GEMM sets to time, e.g. 1x128,8x128")
-    ap.add_argument("--libs", default="torch,openblas", help="torch, openblas or both")
+    ap.add_argument("--libs", default="torch,openblas",
+                    help="comma-separated: torch, openblas, torch:bf16, torch:f16 "
+                         "(default torch,openblas)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10, help="timed calls (at least; median)")
     ap.add_argument("--json", help="also write the results here")
