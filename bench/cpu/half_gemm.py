@@ -358,7 +358,8 @@ def markdown(result: dict) -> str:
     c = result["conditions"]
     p = result["peak"]
     md = ["# 16-bit GEMM sweep, CPU: dsc vs torch.matmul, and dsc's f32", "",
-          f"- date {c['date']}, dsc revision {c['git']}, {c['dscc']}",
+          f"- date {c['date']}, scripts at revision {c['git']}; {c['dscc']} built at "
+          f"{c['dscc_git']}",
           f"- machine: {c['cpu']} (family {c['cpu_family']}, model {c['cpu_model']}), "
           f"{c['cpus']} CPUs; ISA: {', '.join(c['isa'])}",
           f"- threads {c['threads']} (DSC_NUM_THREADS and --threads for dscc, "
@@ -432,6 +433,8 @@ def main(argv: list[str]) -> int:
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "git": bert_run.git_revision(ROOT),
         "dscc": dscc,
+        # The revision of the checkout dscc was built in (which may not be this one).
+        "dscc_git": bert_run.git_revision(os.path.dirname(dscc)),
         "cpu": bert_run.cpu_model(),
         "cpu_family": cpuinfo_field("cpu family"),
         "cpu_model": cpuinfo_field("model"),

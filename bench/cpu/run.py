@@ -487,7 +487,9 @@ def markdown(result: dict) -> str:
     md = [f"# BERT-base layer, {'fp32' if dtype == 'f32' else dtype}, CPU: dsc vs {titles}", ""]
     versions = ", ".join(f"{k} {v}" for k, v in c["versions"].items() if v)
     md += [
-        f"- date: {c['date']}, dsc revision {c['git']}",
+        f"- date: {c['date']}, dsc revision {c['git']}"
+        + (f" (dscc built in a checkout at {c['dscc_git']})"
+           if c.get("dscc_git") and c["dscc_git"] != c["git"] else ""),
         f"- machine: {c['cpu']}, {c['cpus']} CPUs; load average before/after: "
         f"{c['loadavg_before']} / {c['loadavg_after']}",
         f"- threads: {c['threads']} for all (DSC_NUM_THREADS for dscc, torch.set_num_threads for "
@@ -639,6 +641,8 @@ def main(argv: list[str]) -> int:
         "runs": ns.runs,
         "torch_warmup": ns.warmup,
         "dscc": None if ns.skip_dsc else os.path.abspath(ns.dscc),
+        # The revision of the checkout dscc was built in (which may not be --source-dir's).
+        "dscc_git": None if ns.skip_dsc else git_revision(os.path.dirname(os.path.abspath(ns.dscc))),
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "(unset: OpenBLAS picks)"),
         "openblas_core": openblas_core,
         "loadavg_before": loadavg(),
