@@ -435,6 +435,7 @@ def main(argv: list[str]) -> int:
         "dscc": dscc,
         # The revision of the checkout dscc was built in (which may not be this one).
         "dscc_git": bert_run.git_revision(os.path.dirname(dscc)),
+        "dscc_mtime": bert_run.file_mtime(dscc),
         "cpu": bert_run.cpu_model(),
         "cpu_family": cpuinfo_field("cpu family"),
         "cpu_model": cpuinfo_field("model"),

@@ -151,6 +151,16 @@ def git_revision(root: str) -> str:
         return "?"
 
 
+def file_mtime(path: str) -> str | None:
+    """When a file (dscc) was last written: a checkout's revision does not say which of its
+    builds the binary is."""
+    try:
+        return datetime.datetime.fromtimestamp(os.path.getmtime(path)).astimezone().isoformat(
+            timespec="seconds")
+    except OSError:
+        return None
+
+
 # ---------------------------------------------------------------------------------------------
 # dscc
 # ---------------------------------------------------------------------------------------------
@@ -643,6 +653,7 @@ def main(argv: list[str]) -> int:
         "dscc": None if ns.skip_dsc else os.path.abspath(ns.dscc),
         # The revision of the checkout dscc was built in (which may not be --source-dir's).
         "dscc_git": None if ns.skip_dsc else git_revision(os.path.dirname(os.path.abspath(ns.dscc))),
+        "dscc_mtime": None if ns.skip_dsc else file_mtime(ns.dscc),
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "(unset: OpenBLAS picks)"),
         "openblas_core": openblas_core,
         "loadavg_before": loadavg(),
