@@ -53,9 +53,11 @@ Report, per dtype and shape: dsc ms, GFLOP/s, fraction of the dtype's peak, GB/s
 at 2 bytes an element over the time: what bounds a decode product); torch ms, GFLOP/s,
 torch/dsc (> 1: dsc faster); dsc f32 ms and f32/dsc (> 1: dsc's 16-bit GEMM is faster than its
 f32 one); the geometric means of torch/dsc and f32/dsc over all shapes and per group. Before the
-timing, each dsc library is checked through the runtime's C API (tests/importers/capi.py; .npy
-has no bf16) against the product in float64 of the same rounded inputs, to the dtype's
-tolerance (bert_torch.TOLERANCES), and torch's product alike (reported, not required).
+timing, dsc's product at each shape is checked (dscc run --input/--output on random inputs
+rounded to the dtype: f16 as float16 .npy, bf16 as float32 .npy, which dscc run takes for a
+bf16 parameter, writing a bf16 result as float32) against the float64 product of the same
+values, to the dtype's tolerance (bert_torch.TOLERANCES); torch's product alike (reported, not
+required).
 
     python3 bench/cpu/half_gemm.py --json /tmp/half_gemm.json
     python3 bench/cpu/half_gemm.py --threads 1 --runs 30 --shapes decode,97x131x61 --dtypes bf16
@@ -268,35 +270,36 @@ def dsc_time(dscc: str, so: str, m: int, threads: int, runs: int, warmup: int,
 # The numeric check
 # ---------------------------------------------------------------------------------------------
 
-class Checker:
-    """Runs a built mm through the C API on random inputs rounded to the dtype; compares dsc's
-    product, and torch's, with the float64 product of the same values."""
-
-    def __init__(self, dscc: str):
-        sys.path.insert(0, os.path.join(ROOT, "tests", "importers"))
-        import capi
-        lib = capi.find_runtime(dscc)
-        if not lib:
-            raise RuntimeError(f"no libdsc_runtime.so beside {dscc} or in its build tree")
-        self.runtime = capi.Runtime(lib)
-
-    def check(self, so: str, dtype: str, m: int, n: int, k: int) -> dict:
-        import numpy as np
-        import torch
-        import bert_torch
-        g = torch.Generator().manual_seed(m * 7919 + n * 31 + k)
-        dt = getattr(torch, TORCH_DTYPES[dtype])
-        a = torch.randn(m, k, generator=g).to(dt)
-        w = (torch.randn(k, n, generator=g) / math.sqrt(k)).to(dt)
-        ref = (a.double() @ w.double()).numpy()
-        tol = bert_torch.TOLERANCES[dtype]
-        model = self.runtime.load(so)
-        (out, out_dtype), *_ = model.run("mm", {"a": a.float().numpy(), "w": w.float().numpy()})
-        ok, detail = bert_torch.compare(out.astype(np.float32), ref, tol)
-        with torch.inference_mode():
-            t_ok, t_detail = bert_torch.compare(torch.matmul(a, w).float().numpy(), ref, tol)
-        return {"ok": ok and out_dtype == dtype, "detail": detail, "tolerance": tol,
-                "output_dtype": out_dtype, "torch_ok": t_ok, "torch_detail": t_detail}
+def check(dscc: str, so: str, dtype: str, m: int, n: int, k: int, threads: int,
+          timeout: float) -> dict:
+    """dscc run on random inputs rounded to the dtype (f16 as float16 .npy; bf16 as float32
+    .npy, which dscc run takes for a bf16 parameter, writing a bf16 result as float32); its
+    product, and torch's, against the float64 product of the same values."""
+    import numpy as np
+    import torch
+    import bert_torch
+    g = torch.Generator().manual_seed(m * 7919 + n * 31 + k)
+    dt = getattr(torch, TORCH_DTYPES[dtype])
+    a = torch.randn(m, k, generator=g).to(dt)
+    w = (torch.randn(k, n, generator=g) / math.sqrt(k)).to(dt)
+    ref = (a.double() @ w.double()).numpy()
+    tol = bert_torch.TOLERANCES[dtype]
+    store = np.float16 if dtype == "f16" else np.float32
+    with tempfile.TemporaryDirectory(prefix="dsc-half-gemm-check-") as d:
+        for name, t in (("a", a), ("w", w)):
+            np.save(os.path.join(d, name + ".npy"), t.float().numpy().astype(store))
+        cmd = [dscc, "run", so, "--input", f"a={d}/a.npy", "--input", f"w={d}/w.npy",
+               f"--output={d}/out", "-q"]
+        rc, out, err = bert_run.run_dscc(cmd, threads, ROOT, timeout)
+        path = os.path.join(d, "out", "output0.npy")
+        if rc != 0 or not os.path.isfile(path):
+            return {"ok": False, "detail": f"dscc run exit {rc}: {bert_run.first_error(out, err)}"}
+        got = np.load(path, allow_pickle=False)
+    ok, detail = bert_torch.compare(got.astype(np.float32), ref, tol)
+    with torch.inference_mode():
+        t_ok, t_detail = bert_torch.compare(torch.matmul(a, w).float().numpy(), ref, tol)
+    return {"ok": ok and got.dtype == np.dtype(store), "detail": detail, "tolerance": tol,
+            "output_npy_dtype": str(got.dtype), "torch_ok": t_ok, "torch_detail": t_detail}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,8 +369,8 @@ def markdown(result: dict) -> str:
           f"torch.set_num_threads); load average before/after {c['loadavg_before']} / "
           f"{c['loadavg_after']}",
           f"- dscc run --bench={c['runs']} --warmup={c['warmup']}, weights constant (packed once); "
-          f"torch {c['torch']}: median of {c['runs']} after {c['warmup']} warm-up "
-          f"(--max-seconds {c['max_seconds']})",
+          f"torch {c['torch']}: {c['runs']} calls after {c['warmup']} warm-up "
+          f"(--max-seconds {c['max_seconds']}); the tables' times: the {c['stat']} call",
           f"- peak ({p['source']}): " + ", ".join(f"{k} {v:.1f}" for k, v in p["gflops"].items())
           + f" GFLOP/s on {c['threads']} cores (clock {p['clock_ghz']:.2f} GHz)",
           "- torch/dsc > 1: dsc faster. f32/dsc > 1: dsc's 16-bit GEMM faster than its f32 one. "
@@ -405,6 +408,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--dtypes", type=parse_dtypes, default=list(DTYPES),
                     help="bf16, f16 or both (default bf16,f16)")
     ap.add_argument("--no-f32", action="store_true", help="leave out dsc's f32 reference")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="the time the tables use: the median (default) or, on a loaded machine, "
+                         "the fastest call (other load only slows a call down); the JSON has both")
     ap.add_argument("--max-seconds", type=float, default=20.0,
                     help="bound on one torch measurement's timed calls (at least 3 runs; "
                          "default 20: torch's f16 matmul is slow without f16 hardware)")
@@ -412,11 +418,12 @@ def main(argv: list[str]) -> int:
                     help="compute the peak as threads x FLOP/cycle x this clock instead of "
                          "measuring it with peak_flops.c")
     ap.add_argument("--no-check", action="store_true",
-                    help="skip the numeric check of each library through the C API")
+                    help="skip the numeric check of each shape (dscc run on given inputs)")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per dscc command")
     ap.add_argument("--json", metavar="OUT", help="write every number and the conditions here")
     ap.add_argument("--md", metavar="OUT", help="write the tables as Markdown here")
     ns = ap.parse_args(argv)
+    stat = f"{ns.stat}_ms"
 
     dscc = os.path.abspath(ns.dscc)
     if not (os.path.isfile(dscc) and os.access(dscc, os.X_OK)):
@@ -446,6 +453,7 @@ def main(argv: list[str]) -> int:
         "runs": ns.runs,
         "warmup": ns.warmup,
         "max_seconds": ns.max_seconds,
+        "stat": ns.stat,
         "dtypes": ns.dtypes,
         "torch": torch.__version__,
         "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
@@ -461,12 +469,7 @@ def main(argv: list[str]) -> int:
     peak = find_peak(ns, has_bf16, log)
 
     libs = DscLibraries(dscc, ns.threads, ns.timeout)
-    checker, notes, failed = None, [], False
-    if not ns.no_check:
-        try:
-            checker = Checker(dscc)
-        except Exception as e:
-            notes.append(f"numeric check not run: {type(e).__name__}: {e}")
+    notes, failed = [], False
     rows = []
     try:
         for group, (m, n, k) in ns.shapes:
@@ -479,29 +482,25 @@ def main(argv: list[str]) -> int:
                 if b.get("error"):
                     d["dsc_error"] = "dscc build: " + b["error"]
                 else:
-                    if checker:
-                        key = f"check_{dtype}_{m}x{n}x{k}"
-                        try:
-                            d["check"] = checker.check(b["so"], dtype, m, n, k)
-                        except Exception as e:
-                            d["check"] = {"ok": False, "detail": f"{type(e).__name__}: {e}"}
+                    if not ns.no_check:
+                        d["check"] = check(dscc, b["so"], dtype, m, n, k, ns.threads, ns.timeout)
                         if not d["check"]["ok"]:
                             failed = True
-                            notes.append(f"{key}: dsc DISAGREES with the float64 product: "
-                                         f"{d['check']['detail']}")
+                            notes.append(f"{dtype} {m}x{n}x{k}: dsc DISAGREES with the float64 "
+                                         f"product: {d['check']['detail']}")
                     d["dsc"] = dsc_time(dscc, b["so"], m, ns.threads, ns.runs, ns.warmup,
                                         ns.timeout)
-                    if "median_ms" in d["dsc"]:
-                        d["dsc_ms"] = d["dsc"]["median_ms"]
+                    if stat in d["dsc"]:
+                        d["dsc_ms"] = d["dsc"][stat]
                         d["dsc_gflops"] = flops / d["dsc_ms"] / 1e6
                         d["dsc_of_peak"] = d["dsc_gflops"] / peak["gflops"][dtype]
                         d["dsc_gbytes_per_s"] = 2 * (m * k + k * n + m * n) / d["dsc_ms"] / 1e6
                     else:
-                        d["dsc_error"] = d["dsc"]["error"]
+                        d["dsc_error"] = d["dsc"].get("error", f"no {ns.stat} time in dscc's line")
                         failed = True
                 try:
                     d["torch"] = torch_time(dtype, m, n, k, ns.runs, ns.warmup, ns.max_seconds)
-                    d["torch_ms"] = d["torch"]["median_ms"]
+                    d["torch_ms"] = d["torch"][stat]
                     d["torch_gflops"] = flops / d["torch_ms"] / 1e6
                     d["torch_of_peak"] = d["torch_gflops"] / peak["gflops"][dtype]
                     if d["torch"].get("capped"):
@@ -519,15 +518,15 @@ def main(argv: list[str]) -> int:
                 else:
                     row["f32"] = dsc_time(dscc, b["so"], m, ns.threads, ns.runs, ns.warmup,
                                           ns.timeout)
-                    if "median_ms" in row["f32"]:
-                        row["f32_ms"] = row["f32"]["median_ms"]
+                    if stat in row["f32"]:
+                        row["f32_ms"] = row["f32"][stat]
                         row["f32_gflops"] = flops / row["f32_ms"] / 1e6
                         row["f32_of_peak"] = row["f32_gflops"] / peak["gflops"]["f32"]
                         for d in row["dtypes"].values():
                             if d.get("dsc_ms"):
                                 d["f32_over_dsc"] = row["f32_ms"] / d["dsc_ms"]
                     else:
-                        row["f32_error"] = row["f32"]["error"]
+                        row["f32_error"] = row["f32"].get("error", f"no {ns.stat} time in dscc's line")
             rows.append(row)
             log(f"{shape_name((m, n, k)):>16s} [{group}] " + "; ".join(
                 f"{dt}: dsc {fmt(d.get('dsc_ms'), '.4f')} ms ({fmt(d.get('dsc_gflops'), '.1f')} "
@@ -552,7 +551,7 @@ def main(argv: list[str]) -> int:
     checks = [d["check"] for r in rows for d in r["dtypes"].values() if "check" in d]
     if checks:
         bad_torch = sum(1 for c in checks if not c.get("torch_ok", True))
-        notes.insert(0, f"numeric check (C API, against float64 of the same rounded inputs, "
+        notes.insert(0, f"numeric check (dscc run, against float64 of the same rounded inputs, "
                         f"tolerance bf16 3e-2 / f16 5e-3 of rms + |ref|): dsc "
                         f"{sum(c['ok'] for c in checks)}/{len(checks)} agree"
                         + (f"; torch outside it at {bad_torch}" if bad_torch else ""))

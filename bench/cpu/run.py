@@ -36,10 +36,10 @@ also writes PATH.json (everything, raw) and PATH.md (the tables and the conditio
 with every f32 replaced by the dtype (written to a temporary directory; dscc run synthesizes
 its inputs in the dtype), the peers run bert_torch.py's layer with weights, x and mask in it
 (ONNX Runtime: exported in it; its CPU execution provider has no bf16 MatMul, so in bf16 the
-peer is skipped with that message). The numeric check goes through the runtime's C API
-(tests/importers/capi.py: `dscc run` reads and writes no bf16 .npy), on a `dscc build` of the
-converted layer, against eager in the same dtype at the dtype's tolerance (bert_torch.TOLERANCES:
-bf16 3e-2, f16 5e-3). The floor's rate is the best of the f32 rates and, for bf16, torch's bf16
+peer is skipped with that message). The numeric check passes the inputs rounded to the dtype
+to `dscc run` (f16 as float16 .npy; bf16 as float32 .npy, which dscc run takes for a bf16
+parameter, writing a bf16 result as float32) and compares with eager in the same dtype at the
+dtype's tolerance (bert_torch.TOLERANCES: bf16 3e-2, f16 5e-3). The floor's rate is the best of the f32 rates and, for bf16, torch's bf16
 GEMM (oneDNN) at the same square size.
 
     python3 bench/cpu/run.py --dscc build/tools/dscc/dscc --out /tmp/bert_cpu
@@ -220,23 +220,29 @@ def dsc_build(dscc: str, source: str, out_so: str, threads: int, cwd: str, timeo
 
 
 def dsc_check(dscc: str, target: str, B: int, S: int, threads: int, cwd: str, timeout: float,
-              variant: str) -> dict:
-    """Same inputs to dscc and torch; compare outputs with check_examples.py's criterion."""
+              variant: str, dtype: str = "f32") -> dict:
+    """Same inputs to dscc and torch; compare outputs with check_examples.py's criterion (at
+    the dtype's tolerance). In bf16 and f16 the inputs are rounded to the dtype first and
+    passed as dscc run takes them: f16 as float16 .npy; bf16, which NumPy has no type for, as
+    float32 .npy (dscc run rounds an f32 .npy given to a bf16 parameter to nearest even, here
+    exact, and writes a bf16 result as float32)."""
     import numpy as np
     import bert_torch
     with tempfile.TemporaryDirectory(prefix="dsc-bench-check-") as d:
-        p = bert_torch.random_params(B, S, seed=1)
-        bert_torch.save_params(d, p)
+        p = bert_torch.round_params(bert_torch.random_params(B, S, seed=1), dtype)
+        store = np.float16 if dtype == "f16" else np.float32
+        bert_torch.save_params(d, {k: v.astype(store) for k, v in p.items()})
         cmd = [dscc, "run", target, *bert_torch.input_args(d), f"--output={d}/out"]
         rc, out, err = run_dscc(cmd, threads, cwd, timeout)
-        r = {"B": B, "S": S, "rc": rc}
+        r = {"B": B, "S": S, "rc": rc, "dtype": dtype, "tolerance": bert_torch.TOLERANCES[dtype]}
         path = os.path.join(d, "out", "output0.npy")
         if rc != 0 or not os.path.isfile(path):
             r["ok"] = False
             r["detail"] = f"exit {rc}: {first_error(out, err)}"
             return r
-        ok, detail = bert_torch.compare(np.load(path, allow_pickle=False),
-                                        bert_torch.forward_numpy(p, variant))
+        ok, detail = bert_torch.compare(np.load(path, allow_pickle=False).astype(np.float32),
+                                        bert_torch.forward_numpy(p, variant, dtype),
+                                        bert_torch.TOLERANCES[dtype])
         r["ok"], r["detail"] = ok, detail
         return r
 
@@ -258,43 +264,6 @@ def write_converted(source: str, dtype: str, directory: str) -> str:
     with open(path, "w") as f:
         f.write(text)
     return path
-
-
-def dsc_check_capi(dscc: str, so: str, B: int, S: int, threads: int, variant: str,
-                   dtype: str) -> dict:
-    """The numeric check of a 16-bit layer: `dscc run` cannot take bf16 from .npy or write it,
-    so the built library `so` runs through the runtime's C API (tests/importers/capi.py,
-    ctypes), here, on params rounded to the dtype, against eager in the same dtype."""
-    import bert_torch
-    r = {"B": B, "S": S, "rc": None, "via": "C API (tests/importers/capi.py)", "dtype": dtype,
-         "tolerance": bert_torch.TOLERANCES[dtype]}
-    sys.path.insert(0, os.path.join(ROOT, "tests", "importers"))
-    try:
-        import capi
-    except Exception as e:
-        r.update(ok=False, detail=f"tests/importers/capi.py does not import: {e}")
-        return r
-    lib = capi.find_runtime(dscc)
-    if not lib:
-        r.update(ok=False, detail=f"no libdsc_runtime.so beside {dscc} or in its build tree")
-        return r
-    os.environ["DSC_NUM_THREADS"] = str(threads)  # read by the runtime when it starts
-    p = bert_torch.round_params(bert_torch.random_params(B, S, seed=1), dtype)
-    try:
-        model = capi.Runtime(lib).load(so)
-        (out, out_dtype), *_ = model.run("layer", p)
-    except Exception as e:
-        r.update(ok=False, detail=f"{type(e).__name__}: {e}")
-        return r
-    r["rc"] = 0
-    import numpy as np
-    ok, detail = bert_torch.compare(out.astype(np.float32),
-                                    bert_torch.forward_numpy(p, variant, dtype),
-                                    bert_torch.TOLERANCES[dtype])
-    r.update(ok=ok and out_dtype == dtype,
-             detail=detail + (f"; output dtype {out_dtype}, expected {dtype}"
-                              if out_dtype != dtype else ""))
-    return r
 
 
 # ---------------------------------------------------------------------------------------------
@@ -548,7 +517,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--dtype", choices=DTYPES, default="f32",
                     help="the dtype of the layer for dsc and every peer: f32 (default), bf16 or "
                          "f16 (dsc: examples/bert_layer.dsc with f32 replaced, in a temporary "
-                         "directory; the numeric check through the C API)")
+                         "directory)")
     ap.add_argument("--max-seconds", type=float, default=None,
                     help="per peer and shape, stop timing once the timed calls took this long "
                          "(at least 3 runs; the runs made are recorded). Default: no limit for "
@@ -700,18 +669,8 @@ def main(argv: list[str]) -> int:
             print(f"dscc build: {build.get('error') or 'ok, %.2f s' % build['seconds']}")
         if not ns.no_check and torch_ok and not (build and build.get("error")):
             B, S = ns.check_shape[0]
-            if ns.dtype == "f32":
-                check = dsc_check(dscc, target, B, S, threads, ns.source_dir, ns.timeout,
-                                  ns.variant)
-            else:
-                so = target if ns.via_build else os.path.join(tmp, "bert_layer_check.so")
-                b = None if ns.via_build else dsc_build(dscc, source, so, threads,
-                                                        ns.source_dir, ns.timeout)
-                if b and b.get("error"):
-                    check = {"B": B, "S": S, "rc": b["rc"], "ok": False,
-                             "detail": "dscc build for the check: " + b["error"]}
-                else:
-                    check = dsc_check_capi(dscc, so, B, S, threads, ns.variant, ns.dtype)
+            check = dsc_check(dscc, target, B, S, threads, ns.source_dir, ns.timeout,
+                              ns.variant, ns.dtype)
             print(f"numeric check B={B} S={S}: {check_status(check)}: {check['detail']}", flush=True)
 
     # 3. The peers that need it: torch.compile's layer (compiled at its first call, the check
@@ -719,7 +678,7 @@ def main(argv: list[str]) -> int:
     peer_obj = {}
     if torch_ok:
         cB, cS = ns.check_shape[0]
-        # dsc_check's inputs (rounded to the dtype, as dsc_check_capi's are)
+        # dsc_check's inputs (rounded to the dtype, as dsc_check's are)
         cparams = bert_torch.round_params(bert_torch.random_params(cB, cS, seed=1), ns.dtype)
         ref = None if ns.no_check else bert_torch.forward_numpy(cparams, ns.variant, ns.dtype)
         for p in columns:
