@@ -362,7 +362,7 @@ def markdown(result: dict) -> str:
     p = result["peak"]
     md = ["# 16-bit GEMM sweep, CPU: dsc vs torch.matmul, and dsc's f32", "",
           f"- date {c['date']}, scripts at revision {c['git']}; {c['dscc']} built at "
-          f"{c['dscc_git']}",
+          f"{c['dscc_git']} (written {c['dscc_mtime']})",
           f"- machine: {c['cpu']} (family {c['cpu_family']}, model {c['cpu_model']}), "
           f"{c['cpus']} CPUs; ISA: {', '.join(c['isa'])}",
           f"- threads {c['threads']} (DSC_NUM_THREADS and --threads for dscc, "
