@@ -97,12 +97,14 @@ struct HalfKernels {
 // the format: docs/language.md, "Quantized weights"), indexed [0] for 8 bits, [1] for 4.
 struct QuantKernels {
   const char* isa;
+  const GemmKernels* f32; // the f32 kernels of the same instruction set (the larger products')
   // y[i * ldy + j] = sum over k < K of x[i * ldx + k] * value(j, k), rows i < m, weight rows
   // j in [j0, j1): row j's values at w + j * row_bytes, its K / group f16 scales at
-  // scales + j * (K / group).
+  // scales + j * (K / group). At 4 bits, xsum (m x K / group) holds each group's sum of each
+  // row of x (the nibbles' offset comes off with it); null at 8.
   void (*rows[2])(int64_t m, int64_t k, int64_t group, const float* x, int64_t ldx,
                   const int8_t* w, int64_t row_bytes, const uint16_t* scales, int64_t j0,
-                  int64_t j1, float* y, int64_t ldy);
+                  int64_t j1, float* y, int64_t ldy, const float* xsum);
   // out[q] = value(k0 + q) of one weight row (its scales at `scales`), q < count.
   void (*dequantize[2])(const int8_t* row, const uint16_t* scales, int64_t group, int64_t k0,
                         int64_t count, float* out);

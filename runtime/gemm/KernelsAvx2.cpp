@@ -7,5 +7,5 @@
 namespace dsc::runtime::gemm {
 const GemmKernels kAvx2Kernels = kernels_for<8, 6, 2>("avx2");
 const HalfKernels kAvx2HalfKernels = half_kernels_for<8, 6, 2>("avx2", &kAvx2Kernels);
-const QuantKernels kAvx2QuantKernels = quant_kernels_for<8>("avx2");
+const QuantKernels kAvx2QuantKernels = quant_kernels_for<8>("avx2", &kAvx2Kernels);
 } // namespace dsc::runtime::gemm

@@ -77,5 +77,5 @@ const HalfKernels kAvx512HalfKernels =
     half_kernels_for<16, kPanelRows, 2>("avx512", &kAvx512Kernels);
 const HalfKernels kAvx512Bf16HalfKernels = half_kernels_for<16, kPanelRows, 2>(
     "avx512bf16", &kAvx512Kernels, &kAvx512Bf16PairKernels, &pack_bf16_pairs_avx512);
-const QuantKernels kAvx512QuantKernels = quant_kernels_for<16>("avx512");
+const QuantKernels kAvx512QuantKernels = quant_kernels_for<16>("avx512", &kAvx512Kernels);
 } // namespace dsc::runtime::gemm

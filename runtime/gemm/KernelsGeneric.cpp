@@ -6,5 +6,5 @@
 namespace dsc::runtime::gemm {
 const GemmKernels kGenericKernels = kernels_for<4, 4, 2>("generic");
 const HalfKernels kGenericHalfKernels = half_kernels_for<4, 4, 2>("generic", &kGenericKernels);
-const QuantKernels kGenericQuantKernels = quant_kernels_for<4>("generic");
+const QuantKernels kGenericQuantKernels = quant_kernels_for<4>("generic", &kGenericKernels);
 } // namespace dsc::runtime::gemm

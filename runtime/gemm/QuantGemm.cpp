@@ -1,7 +1,6 @@
 #include "runtime/gemm/QuantGemm.h"
 
 #include <algorithm>
-#include <string_view>
 
 #include "runtime/HostABI.h"
 #include "runtime/gemm/Driver.h"
@@ -20,6 +19,8 @@ const QuantKernels* const kAllQuantKernels[] = {&kGenericQuantKernels};
 
 // One row of dequantized weights, per thread (a panel's depth block of it).
 thread_local Scratch row_scratch;
+// The sums of x's groups, per calling thread.
+thread_local Scratch xsum_scratch;
 
 // W^T's panels for the f32 driver: element (q, j) of the block is value(col + j, p0 + q).
 struct Weights {
@@ -49,9 +50,9 @@ void pack_weights(const void* context, int64_t p0, int64_t kc, int64_t col, int6
 } // namespace
 
 const QuantKernels& quant_kernels() {
-  static const QuantKernels& chosen = [] () -> const QuantKernels& {
+  static const QuantKernels& chosen = []() -> const QuantKernels& {
     for (const QuantKernels* q : kAllQuantKernels)
-      if (std::string_view(q->isa) == kernels().isa) return *q;
+      if (q->f32 == &kernels()) return *q;
     return kGenericQuantKernels;
   }();
   return chosen;
@@ -70,8 +71,16 @@ void multiply_quantized(const QuantKernels& K, int bits, const float* x, const i
   }
   if (m <= kSmallM) {
     const int64_t row_bytes = bits == 8 ? k : k / 2, group = k / groups;
+    // Each group's sum of each row of x, once for every column (4 bits' offset).
+    float* xsum = bits == 4 ? xsum_scratch.get(m * groups) : nullptr;
+    for (int64_t i = 0; xsum && i < m; ++i)
+      for (int64_t g = 0; g < groups; ++g) {
+        float sum = 0.0f;
+        for (int64_t q = g * group; q < (g + 1) * group; ++q) sum += x[i * k + q];
+        xsum[i * groups + g] = sum;
+      }
     for_range(product_threads(true, m, n, k), n, 16, [&](int64_t begin, int64_t end) {
-      K.rows[bits == 4](m, k, group, x, k, w, row_bytes, scales, begin, end, y, n);
+      K.rows[bits == 4](m, k, group, x, k, w, row_bytes, scales, begin, end, y, n, xsum);
     });
     return;
   }
@@ -79,7 +88,7 @@ void multiply_quantized(const QuantKernels& K, int bits, const float* x, const i
   const PanelSource panels{&pack_weights, &weights}; // no `data`: never a constant's pack
   const Product p{.a = x, .b_panels = &panels, .c = y, .m = m, .n = n, .k = k, .a_row = k,
                   .a_col = 1, .b_row = 1, .b_col = k, .ldc = n};
-  multiply(kernels(), p);
+  multiply(*K.f32, p);
 }
 
 } // namespace dsc::runtime::gemm

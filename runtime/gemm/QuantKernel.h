@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
-#include <vector>
 
 #include "runtime/gemm/MicroKernel.h"
 
@@ -192,20 +191,11 @@ void quant_tile(int64_t k, int64_t group, const float* __restrict x, int64_t ldx
 template <int W, int Bits>
 void quant_rows(int64_t m, int64_t k, int64_t group, const float* x, int64_t ldx, const int8_t* w,
                 int64_t row_bytes, const uint16_t* scales, int64_t j0, int64_t j1, float* y,
-                int64_t ldy) {
-  // Each group's sum of each row of x, for 4-bit's offset.
+                int64_t ldy, const float* xsum) {
   const int64_t groups = k / group;
-  std::vector<float> xsum(Bits == 4 ? static_cast<size_t>(m * groups) : 0);
-  for (int64_t i = 0; i < m && Bits == 4; ++i)
-    for (int64_t g = 0; g < groups; ++g) {
-      float sum = 0.0f;
-      for (int64_t q = g * group; q < (g + 1) * group; ++q)
-        sum += x[i * ldx + q];
-      xsum[i * groups + g] = sum;
-    }
   for (int64_t i = 0; i < m; i += 4) {
     const float* xi = x + i * ldx;
-    const float* si = xsum.data() + (Bits == 4 ? i * groups : 0);
+    const float* si = Bits == 4 ? xsum + i * groups : nullptr;
     float* yi = y + i * ldy;
     switch (std::min<int64_t>(4, m - i)) {
     case 1: quant_tile<W, Bits, 1>(k, group, xi, ldx, w, row_bytes, scales, j0, j1, yi, ldy, si); break;
@@ -239,9 +229,11 @@ void quant_dequantize(const int8_t* row, const uint16_t* scales, int64_t group, 
 }
 
 template <int W>
-constexpr dsc::runtime::gemm::QuantKernels quant_kernels_for(const char* isa) {
+constexpr dsc::runtime::gemm::QuantKernels
+quant_kernels_for(const char* isa, const dsc::runtime::gemm::GemmKernels* f32) {
   return dsc::runtime::gemm::QuantKernels{
       isa,
+      f32,
       {&quant_rows<W, 8>, &quant_rows<W, 4>},
       {&quant_dequantize<W, 8>, &quant_dequantize<W, 4>},
   };

@@ -59,6 +59,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402
 
+from hf_models import positions, randomize  # noqa: E402
 from harness import (Checker, check_dscc_arg, compare, exit_problem, remove_work,  # noqa: E402
                      run, save_inputs, tally)
 
@@ -122,26 +123,11 @@ ARCHS = [
 SHAPES = [(1, 7, [0]), (1, 1, [0]), (3, 13, [0, 4, 12])]
 
 
-def randomize(model) -> None:
-    """1-D weights (norms, biases) away from their initial ones and zeros, so that a dropped
-    scale or shift shows."""
-    g = torch.Generator().manual_seed(SEED + 7)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.add_(0.1 * torch.randn(p.shape, generator=g))
-
-
-def positions(mask: torch.Tensor) -> torch.Tensor:
-    """Position ids as generate makes them from a left-padded mask (transformers 5)."""
-    return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
-
-
 class Hf2dscChecker(Checker):
     def arch(self, arch: Arch) -> None:
         torch.manual_seed(SEED)
         model = arch.make().eval()
-        randomize(model)
+        randomize(model, SEED + 7)
         ckpt = os.path.join(self.work, "ckpt", arch.name)
         model.save_pretrained(ckpt)
         out = os.path.join(self.work, arch.name)

@@ -54,6 +54,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 from torch.export import Dim, export  # noqa: E402
 
+from hf_models import randomize  # noqa: E402
 from harness import (Checker, check_dscc_arg, compare_outputs, exit_problem,  # noqa: E402
                      remove_work, run, save_inputs, tally)
 
@@ -254,16 +255,6 @@ FAMILIES = [
 ]
 
 
-def randomize(model) -> None:
-    """Norm weights and biases away from their initial ones and zeros, so that a dropped
-    scale or shift shows (the import would otherwise read them as literals)."""
-    g = torch.Generator().manual_seed(SEED + 7)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if p.dim() == 1:
-                p.add_(0.1 * torch.randn(p.shape, generator=g))
-
-
 # ---------------------------------------------------------------------------------------------
 # Running
 # ---------------------------------------------------------------------------------------------
@@ -272,7 +263,7 @@ class HFChecker(Checker):
     def family(self, fam: Family, forms: list[str]) -> None:
         torch.manual_seed(SEED)
         model = fam.make().eval()
-        randomize(model)
+        randomize(model, SEED + 7)
         g = torch.Generator().manual_seed(SEED)
         example = fam.inputs(g, 2, 8)
         spec = {name: {i: Dim(d, min=1, max=64 if d == "B" else 120)

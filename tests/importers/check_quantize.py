@@ -68,6 +68,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 from dscimport import quantize  # noqa: E402
+from hf_models import positions, randomize  # noqa: E402
 from harness import (TOLERANCES, Checker, check_dscc_arg, compare, exit_problem,  # noqa: E402
                      remove_work, run, save_inputs, tally)
 
@@ -184,19 +185,6 @@ def vit():
 def gpt2():
     return transformers.GPT2LMHeadModel(transformers.GPT2Config(
         vocab_size=VOCAB, n_embd=64, n_layer=2, n_head=4, n_positions=64))
-
-
-def randomize(model) -> None:
-    """1-D weights (norms, biases) away from their initial ones and zeros."""
-    g = torch.Generator().manual_seed(SEED + 7)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            if p.dim() == 1:
-                p.add_(0.1 * torch.randn(p.shape, generator=g))
-
-
-def positions(mask: torch.Tensor) -> torch.Tensor:
-    return (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
 
 
 # (name, make, hf2dsc options, kind, the checkpoint keys quantized: a predicate on the key and
@@ -390,7 +378,7 @@ fn q4_f16_x16(w: i8[N, H], s: f16[N, G], x: f16[M, 2*H]) {
     def checkpoint(self, name: str, make) -> tuple[object, str]:
         torch.manual_seed(SEED)
         model = make().eval()
-        randomize(model)
+        randomize(model, SEED + 7)
         path = os.path.join(self.work, "ckpt", name)
         model.save_pretrained(path)
         return model, path
