@@ -124,7 +124,7 @@ class OnnxHFChecker(hf.HFChecker):
     def onnx_family(self, fam: hf.Family) -> None:
         torch.manual_seed(hf.SEED)
         model = fam.make().eval()
-        hf.randomize(model)
+        hf.randomize(model, hf.SEED + 7)
         g = torch.Generator().manual_seed(hf.SEED)
         example = fam.inputs(g, 2, 8)
         name = fam.name

@@ -72,8 +72,8 @@ import transformers  # noqa: E402
 from torch.export import Dim, export  # noqa: E402
 
 from capi import Runtime, find_runtime, read_safetensors  # noqa: E402
-from check_hf2dsc import (ARCHS, SEED, VOCAB, bert_config, llama_like,  # noqa: E402
-                          positions, randomize, vit_config)
+from check_hf2dsc import ARCHS, SEED, VOCAB, bert_config, llama_like, vit_config  # noqa: E402
+from hf_models import positions, randomize  # noqa: E402
 from harness import (TOLERANCES, Checker, check_dscc_arg, compare, exit_problem,  # noqa: E402
                      remove_work, run, tally)
 
@@ -379,7 +379,7 @@ class LowPrecisionChecker(Checker):
         label = f"hf2dsc {name}"
         torch.manual_seed(SEED)
         model = make().eval()
-        randomize(model)
+        randomize(model, SEED + 7)
         ckpt = os.path.join(self.work, "hf", f"ckpt_{name}")
         (model.to(save_dtype) if save_dtype else model).save_pretrained(ckpt)
         model = model.float()  # the reference: f32, on the weights as saved
