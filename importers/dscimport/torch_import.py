@@ -556,6 +556,15 @@ class Importer:
                 self.set_value(fx, v)
             elif isinstance(val, (int, float, bool)) or val is None:
                 self.env[fx] = val  # torch.export specialized it to this constant
+            elif isinstance(val, torch.SymInt):
+                # A size given as an input (a graph cut in two by the dsc torch.compile
+                # backend passes the sizes it computed): no parameter, its value is its
+                # expression over the symbols the tensor inputs bind.
+                try:
+                    self.env[fx] = self.symbols.dim(val)
+                except Unsupported:
+                    raise ModelError(f"input '{fx.name}' is the size {val.node.expr}, which "
+                                     f"no tensor input's dims determine") from None
             else:
                 raise ModelError(f"input '{fx.name}' is {type(val).__name__}; dsc functions "
                                  f"take tensors (and torch specializes plain numbers)")

@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""Checks the torch.compile backend and the export helper of tools/python/dsc/torch_backend.py.
+
+    tests/python/check_torch_backend.py [--dscc PATH] [--keep DIR]
+
+The backend calls dsc through one function, `_compile_source`; here it is replaced by a runner
+of the command line: `dscc build` makes the library once per compiled function, and each call
+runs it with `dscc run` on the tensors saved as .npy files. The cases:
+
+- the zoo's BERT layer (with its padding mask) and GPT-2 block (against a KV cache), small,
+  under `torch.compile(model, backend=..., dynamic=True)` at five shapes each, every size at
+  least 2 (dynamo specializes 0 and 1, so a size of 1 would be a second graph by dynamo's
+  choice) and primes among them: the backend must be called once and dsc must compile once
+  for the five, no op may fall back to eager, and every output must match eager within
+  harness.py's 1e-4 * (rms + |ref|);
+- the BERT layer with only its batch marked dynamic (`torch._dynamo.mark_dynamic`) at three
+  batches: one compile;
+- a model with an op the importer lacks (`torch.sort`) between two parts it reads, with sizes
+  computed before the cut and used after it: one warning on the "dsc" logger must name
+  aten.sort.default, two dsc functions must be compiled, and the outputs must match eager at
+  three shapes with one backend call;
+- `export` of the BERT layer with named Dims: the source must name the symbols B and S with
+  their ranges, and running it with the weights it returns must match eager at two shapes.
+
+Exit status: 0 when every case passes, 1 otherwise, 77 (skipped) without torch or numpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+except ImportError:
+    print("skipped: needs torch and numpy")
+    sys.exit(77)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[:0] = [os.path.join(ROOT, "tools", "python"), os.path.join(ROOT, "importers"),
+                os.path.join(ROOT, "tests", "importers")]
+
+import harness  # noqa: E402
+from dsc import torch_backend  # noqa: E402
+from zoo import models  # noqa: E402
+
+TIMEOUT = 900
+
+
+# ---------------------------------------------------------------------------------------------
+# dsc by its command line
+# ---------------------------------------------------------------------------------------------
+
+class CliCompiler:
+    """`_compile_source` by `dscc build` and `dscc run`: counts the compiles."""
+
+    def __init__(self, dscc: str, work: str):
+        self.dscc = dscc
+        self.work = work
+        self.compiles = 0
+
+    def __call__(self, source: str, entry: str, target: str):
+        if target != "cpu":
+            raise RuntimeError(f"the command-line runner runs on the CPU, not {target}")
+        self.compiles += 1
+        folder = os.path.join(self.work, f"{entry}_{self.compiles}")
+        os.makedirs(folder)
+        path = os.path.join(folder, f"{entry}.dsc")
+        with open(path, "w") as f:
+            f.write(source)
+        so = os.path.join(folder, f"{entry}.so")
+        r = harness.run([self.dscc, "build", path, "-o", so, "-q"], TIMEOUT)
+        problem = harness.exit_problem(r, "dscc build exited")
+        if problem:
+            raise RuntimeError(problem)
+        return CliFunction(self.dscc, so, entry, parameter_names(source, entry), folder)
+
+
+def parameter_names(source: str, entry: str) -> list[str]:
+    """The parameters of `fn entry(...)`, in order."""
+    m = re.search(rf"\bfn {re.escape(entry)}\((.*?)\)\s*->", source, re.S)
+    if m is None:
+        raise RuntimeError(f"no function {entry} in the source")
+    return re.findall(r"(\w+)\s*:\s*\w+(?:\[[^\]]*\])?", m.group(1))
+
+
+class CliFunction:
+    """One function of a library from `dscc build`, called as the dsc module's would be:
+    tensors in, a tensor or a tuple of tensors out."""
+
+    def __init__(self, dscc: str, so: str, entry: str, params: list[str], folder: str):
+        self.dscc, self.so, self.entry, self.params, self.folder = dscc, so, entry, params, folder
+        self.calls = 0
+
+    def __call__(self, *tensors):
+        if len(tensors) != len(self.params):
+            raise RuntimeError(f"{self.entry} takes {len(self.params)} tensors, "
+                               f"got {len(tensors)}")
+        self.calls += 1
+        case = os.path.join(self.folder, f"call{self.calls}")
+        args = harness.save_inputs({n: t.detach().cpu().numpy()
+                                    for n, t in zip(self.params, tensors)}, case)
+        out = os.path.join(case, "out")
+        r = harness.run([self.dscc, "run", self.so, "-q", "--threads=2", f"--output={out}",
+                         *args], TIMEOUT)
+        problem = harness.exit_problem(r, "dscc run exited")
+        if problem:
+            raise RuntimeError(problem)
+        outs = []
+        while os.path.exists(os.path.join(out, f"output{len(outs)}.npy")):
+            outs.append(torch.from_numpy(np.load(os.path.join(out, f"output{len(outs)}.npy"))))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the cases share
+# ---------------------------------------------------------------------------------------------
+
+class Warnings(logging.Handler):
+    """The "dsc" logger's warnings."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+class CountingBackend:
+    """The backend, counting its calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, gm, example_inputs):
+        self.calls += 1
+        return torch_backend.backend(gm, example_inputs)
+
+
+def flat(out) -> list[torch.Tensor]:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def compare_all(got, ref) -> str | None:
+    """The first output that differs from eager, or None; the worst error in `detail`."""
+    got, ref = flat(got), flat(ref)
+    if len(got) != len(ref):
+        return f"{len(got)} outputs, expected {len(ref)}"
+    for i, (g, r) in enumerate(zip(got, ref)):
+        ok, detail = harness.compare(g.detach().numpy(), r.detach().numpy())
+        if not ok:
+            return f"output {i}: {detail}"
+    return None
+
+
+def worst(got, ref) -> str:
+    return "; ".join(harness.compare(g.detach().numpy(), r.detach().numpy())[1]
+                     for g, r in zip(flat(got), flat(ref)))
+
+
+def sweep(tally: harness.Tally, label: str, model, compiled, cases: list[dict]) -> None:
+    """Runs the compiled model on each case's inputs and compares with eager."""
+    for i, inputs in enumerate(cases):
+        shape = ", ".join(f"{k}={tuple(v.shape)}" for k, v in inputs.items())
+        with torch.no_grad():
+            ref = model(**inputs)
+            try:
+                got = compiled(**inputs)
+            except Exception as e:  # noqa: BLE001 - reported as the case's failure
+                tally.report(f"{label} #{i} ({shape})", f"{type(e).__name__}: {e}")
+                continue
+        problem = compare_all(got, ref)
+        tally.report(f"{label} #{i} ({shape}): {worst(got, ref)}", problem)
+
+
+# ---------------------------------------------------------------------------------------------
+# The cases
+# ---------------------------------------------------------------------------------------------
+
+def check_zoo(tally, cli: CliCompiler, warnings: Warnings, name: str,
+              shapes: list[dict]) -> None:
+    torch._dynamo.reset()
+    model, z = models.build(name, "small")
+    counting = CountingBackend()
+    compiles, n_warnings = cli.compiles, len(warnings.lines)
+    compiled = torch.compile(model, backend=counting, dynamic=True)
+    sweep(tally, f"{name} dynamic=True", model, compiled,
+          [z.make_inputs(s, seed) for seed, s in enumerate(shapes)])
+    tally.report(f"{name}: one backend call and one dsc compile for {len(shapes)} shapes",
+                 None if (counting.calls, cli.compiles - compiles) == (1, 1) else
+                 f"{counting.calls} backend calls, {cli.compiles - compiles} compiles")
+    tally.report(f"{name}: nothing falls back to eager", "; ".join(
+        warnings.lines[n_warnings:]) or None)
+
+
+def check_mark_dynamic(tally, cli: CliCompiler) -> None:
+    torch._dynamo.reset()
+    model, z = models.build("bert", "small")
+    counting = CountingBackend()
+    compiles = cli.compiles
+    compiled = torch.compile(model, backend=counting)
+    cases = [z.make_inputs({"B": b, "S": 7}, b) for b in (3, 2, 5)]
+    for inputs in cases:
+        for t in inputs.values():
+            torch._dynamo.mark_dynamic(t, 0)
+    sweep(tally, "bert mark_dynamic(batch)", model, compiled, cases)
+    tally.report("bert mark_dynamic: one backend call and one compile for 3 batches",
+                 None if (counting.calls, cli.compiles - compiles) == (1, 1) else
+                 f"{counting.calls} backend calls, {cli.compiles - compiles} compiles")
+
+
+class SortedMlp(torch.nn.Module):
+    """Two linear layers around a sort, which the importer lacks; the sizes read before the
+    sort reshape the tensors after it."""
+
+    def __init__(self, d: int = 32):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(d, d)
+        self.fc2 = torch.nn.Linear(d, d)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        h = torch.relu(self.fc1(x))
+        h = torch.sort(h, dim=-1).values
+        return torch.softmax(self.fc2(h.reshape(b * s, -1)).view(b, s, -1), dim=-1)
+
+
+def check_fallback(tally, cli: CliCompiler, warnings: Warnings) -> None:
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = SortedMlp().eval()
+    counting = CountingBackend()
+    compiles, n_warnings = cli.compiles, len(warnings.lines)
+    compiled = torch.compile(model, backend=counting, dynamic=True)
+    g = torch.Generator().manual_seed(1)
+    cases = [{"x": torch.randn(b, s, 32, generator=g)} for b, s in ((2, 7), (3, 13), (5, 2))]
+    sweep(tally, "sort fallback", model, compiled, cases)
+    said = warnings.lines[n_warnings:]
+    tally.report("sort fallback: one warning naming aten.sort.default",
+                 None if len(said) == 1 and "aten.sort.default" in said[0] else
+                 f"the warnings were {said}")
+    tally.report("sort fallback: one backend call, two dsc functions compiled",
+                 None if (counting.calls, cli.compiles - compiles) == (1, 2) else
+                 f"{counting.calls} backend calls, {cli.compiles - compiles} compiles")
+
+
+def check_export(tally, cli: CliCompiler) -> None:
+    model, z = models.build("bert", "small")
+    B, S = torch.export.Dim("B", min=1, max=64), torch.export.Dim("S", min=1, max=512)
+    example = z.make_inputs({"B": 2, "S": 8}, 0)
+    art = torch_backend.export(model, (example["x"], example["mask"]),
+                               dynamic_shapes={"x": {0: B, 1: S}, "mask": {0: B, 1: S}},
+                               name="bert")
+    tally.report("export: the symbols B and S with their ranges",
+                 None if "1 <= B <= 64" in art.source and "1 <= S <= 512" in art.source
+                 and art.inputs == ["x", "mask"] else f"{art.inputs}:\n{art.source}")
+    fn = cli(art.source, art.entry, "cpu")
+    for i, shape in enumerate(({"B": 3, "S": 13}, {"B": 1, "S": 5})):
+        inputs = z.make_inputs(shape, 10 + i)
+        with torch.no_grad():
+            ref = model(**inputs)
+        got = fn(inputs["x"], inputs["mask"], *art.weights.values())
+        tally.report(f"export #{i} (B={shape['B']}, S={shape['S']}): {worst(got, ref)}",
+                     compare_all(got, ref))
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dscc", default=os.environ.get("DSCC", "dscc"),
+                    help="the dscc binary (default: $DSCC, else dscc on the PATH)")
+    ap.add_argument("--keep", help="keep the sources, libraries and tensors in this folder")
+    args = ap.parse_args(argv)
+    dscc = shutil.which(args.dscc)
+    if dscc is None:
+        print(f"error: no dscc at {args.dscc} (pass --dscc PATH)")
+        return 1
+    work = args.keep or tempfile.mkdtemp(prefix="check_torch_backend_")
+    os.makedirs(work, exist_ok=True)
+    torch.set_num_threads(2)
+    warnings = Warnings()
+    logging.getLogger("dsc").addHandler(warnings)
+    cli = CliCompiler(dscc, work)
+    torch_backend._compile_source = cli
+    tally = harness.Tally()
+    try:
+        check_zoo(tally, cli, warnings, "bert", [
+            {"B": 2, "S": 7}, {"B": 3, "S": 13}, {"B": 2, "S": 2}, {"B": 5, "S": 3},
+            {"B": 2, "S": 31}])
+        check_zoo(tally, cli, warnings, "gpt2", [
+            {"B": 2, "T": 3, "P": 7}, {"B": 3, "T": 5, "P": 13}, {"B": 2, "T": 2, "P": 2},
+            {"B": 2, "T": 7, "P": 11}, {"B": 3, "T": 13, "P": 5}])
+        check_mark_dynamic(tally, cli)
+        check_fallback(tally, cli, warnings)
+        check_export(tally, cli)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return tally.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
