@@ -19,6 +19,9 @@ runs it with `dscc run` on the tensors saved as .npy files. The cases:
   computed before the cut and used after it: one warning on the "dsc" logger must name
   aten.sort.default, two dsc functions must be compiled, and the outputs must match eager at
   three shapes with one backend call;
+- a float argument, which the backend compiles at its first value: another value runs
+  eagerly with one warning, and matches eager; with autograd on, the graph runs eagerly,
+  with a warning;
 - `export` of the BERT layer with named Dims: the source must name the symbols B and S with
   their ranges, and running it with the weights it returns must match eager at two shapes.
 
@@ -251,6 +254,52 @@ def check_fallback(tally, cli: CliCompiler, warnings: Warnings) -> None:
                  f"{counting.calls} backend calls, {cli.compiles - compiles} compiles")
 
 
+class ScaledMlp(torch.nn.Module):
+    """A linear layer scaled by a float argument, which the backend compiles at its value."""
+
+    def __init__(self, d: int = 16):
+        super().__init__()
+        self.fc = torch.nn.Linear(d, d)
+
+    def forward(self, x, alpha: float):
+        return torch.relu(self.fc(x)) * alpha
+
+
+def check_numbers(tally, cli: CliCompiler, warnings: Warnings) -> None:
+    """A float argument is compiled at its first value; another value runs eagerly, said
+    once; and with autograd on the graph runs eagerly, said too."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = ScaledMlp().eval()
+    counting = CountingBackend()
+    compiles, n_warnings = cli.compiles, len(warnings.lines)
+    compiled = torch.compile(model, backend=counting, dynamic=True)
+    g = torch.Generator().manual_seed(2)
+    for i, (b, alpha) in enumerate(((3, 0.5), (5, 2.0), (2, 2.0))):
+        x = torch.randn(b, 16, generator=g)
+        with torch.no_grad():
+            got, ref = compiled(x, alpha), model(x, alpha)
+        tally.report(f"float argument #{i} (batch {b}, alpha {alpha}): {worst(got, ref)}",
+                     compare_all(got, ref))
+    said = warnings.lines[n_warnings:]
+    tally.report("float argument: one compile, one warning for alpha 2.0",
+                 None if (counting.calls, cli.compiles - compiles) == (1, 1) and len(said) == 1
+                 and "compiled as 0.5" in said[0] else
+                 f"{counting.calls} backend calls, {cli.compiles - compiles} compiles, "
+                 f"warnings {said}")
+
+    torch._dynamo.reset()
+    compiles, n_warnings = cli.compiles, len(warnings.lines)
+    compiled = torch.compile(model, backend=counting, dynamic=True)
+    x = torch.randn(3, 16, generator=g)
+    got, ref = compiled(x, 1.5), model(x, 1.5)
+    said = warnings.lines[n_warnings:]
+    tally.report("autograd on: eager, and said",
+                 compare_all(got, ref) or (None if cli.compiles == compiles and len(said) == 1
+                                           and "autograd" in said[0] else
+                                           f"{cli.compiles - compiles} compiles, warnings {said}"))
+
+
 def check_export(tally, cli: CliCompiler) -> None:
     model, z = models.build("bert", "small")
     B, S = torch.export.Dim("B", min=1, max=64), torch.export.Dim("S", min=1, max=512)
@@ -298,6 +347,7 @@ def main(argv: list[str]) -> int:
             {"B": 2, "T": 7, "P": 11}, {"B": 3, "T": 13, "P": 5}])
         check_mark_dynamic(tally, cli)
         check_fallback(tally, cli, warnings)
+        check_numbers(tally, cli, warnings)
         check_export(tally, cli)
     finally:
         if not args.keep:

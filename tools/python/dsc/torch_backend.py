@@ -70,18 +70,13 @@ def _compile_source(source: str, entry: str, target: str) -> Callable[..., Any]:
 
 
 def _dscimport():
-    """The torch.export importer's modules (importers/dscimport), imported on first use."""
+    """The torch.export importer's package (importers/dscimport), imported on first use, with
+    the modules the backend reads: common, program, torch_import, torch_node, torch_symbols."""
     if str(_IMPORTERS) not in sys.path:
         sys.path.insert(0, str(_IMPORTERS))
-    from dscimport import common, program, torch_import, torch_node
-    return common, program, torch_import, torch_node
-
-
-def range_bound(v) -> int | None:
-    """A bound of torch's value range as an int; None for its infinities (the importer's)."""
-    _dscimport()
-    from dscimport.torch_symbols import range_bound as bound
-    return bound(v)
+    import dscimport
+    from dscimport import common, program, torch_import, torch_node, torch_symbols  # noqa: F401
+    return dscimport
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,15 +103,15 @@ def export(module: torch.nn.Module, example_inputs: Sequence, dynamic_shapes=Non
     `where` clauses. Parameters and buffers become weights (a Linear's stored transposed,
     [in, out]); dtype ("bf16", "f16", "f32") converts every floating-point tensor. Raises
     dscimport's ImportFailure (every node that cannot be imported) or ModelError."""
-    _, program, torch_import, _ = _dscimport()
+    dsci = _dscimport()
     ep = torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes,
                              strict=strict)
     name = name or _snake(type(module).__name__)
-    result = torch_import.import_program(ep, name, source=type(module).__name__,
+    result = dsci.torch_import.import_program(ep, name, source=type(module).__name__,
                                          dynamic_shapes=dynamic_shapes, dtype=dtype)
     inputs = [s.arg.name for s in ep.graph_signature.input_specs
               if s.kind == InputKind.USER_INPUT and isinstance(s.arg, TensorArgument)]
-    return Exported(result.text, program.identifier(name, "model"),
+    return Exported(result.text, dsci.program.identifier(name, "model"),
                     {k: _tensor(a) for k, a in result.weights.items()},
                     inputs, result.summary(type(module).__name__))
 
@@ -156,16 +151,14 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list) -> Callable[..., Any
         logger.warning("dsc: %s runs eagerly: torch.export cannot trace it (%s)", name,
                        _first_line(e))
         return gm.forward
-    _, _, torch_import, _ = _dscimport()
-    ep, _ = torch_import.functionalized(ep)
+    ep, _ = _dscimport().torch_import.functionalized(ep)
     lost = prepared.lost_dims(ep)
     if lost:
         logger.warning("dsc: %s runs eagerly: torch.export made the dynamic dims %s static",
                        name, ", ".join(lost))
         return gm.forward
-    target = "cuda" if any(t.is_cuda for t in prepared.args) else "cpu"
-    device = torch.device(target)
-    compiled = _Compiler(ep, name, prepared.dim_names(ep), target, device).run()
+    device = next((t.device for t in prepared.args if t.is_cuda), torch.device("cpu"))
+    compiled = _Compiler(ep, name, prepared.dim_names(ep), device).run()
     if compiled is None:
         return gm.forward
     return _Compiled(compiled, prepared.arg_index, prepared.specialized, gm.forward, name)
@@ -233,6 +226,8 @@ class _Prepared:
 
 
 def _prepare(gm: torch.fx.GraphModule, example_inputs: list) -> _Prepared:
+    """A copy of dynamo's graph (dynamo keeps running the original where dsc cannot) taking
+    tensors alone: sizes read from the tensors, other numbers fixed, inputs renamed."""
     graph = torch.fx.Graph()
     graph.output(graph.graph_copy(gm.graph, {}))
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
@@ -247,7 +242,7 @@ def _prepare(gm: torch.fx.GraphModule, example_inputs: list) -> _Prepared:
     after = placeholders[-1]
     args, names, arg_index, dynamic, specialized = [], [], [], [], []
     for i, node in enumerate(placeholders):
-        value = node.meta.get("example_value")
+        value = node.meta.get("example_value", example_inputs[i])
         if isinstance(value, torch.SymInt) and _symbol(value) in bound:
             with graph.inserting_after(after):
                 size = graph.call_function(torch.ops.aten.sym_size.int, bound[_symbol(value)])
@@ -284,6 +279,7 @@ def _dynamic_axes(value: torch.Tensor) -> dict[int, tuple[str | None, int, int |
         if not isinstance(d, torch.SymInt) or d.node.maybe_as_int() is not None:
             continue
         vr = d.node.shape_env.bound_sympy(d.node.expr)
+        range_bound = _dscimport().torch_symbols.range_bound
         lo, hi = range_bound(vr.lower), range_bound(vr.upper)
         out[axis] = (_symbol(d), 0 if lo is None else lo, hi)
     return out
@@ -361,18 +357,17 @@ class _Compiler:
     """An ExportedProgram (dynamo's graph as aten ops) compiled as one dsc function, or cut
     into parts dsc compiles with the rest left to torch."""
 
-    def __init__(self, ep, name: str, dim_names: dict[str, str], target: str,
-                 device: torch.device):
+    def __init__(self, ep, name: str, dim_names: dict[str, str], device: torch.device):
         self.ep = ep
         self.name = name
         self.dim_names = dim_names
-        self.target = target
-        self.device = device
+        self.device = device  # the inputs', where the captured weights go
+        self.target = "cuda" if device.type == "cuda" else "cpu"
         self.eager_ops: Counter = Counter()
 
     def run(self) -> Callable[..., tuple] | None:
         """A callable taking the export's user inputs, or None when nothing compiled."""
-        common, _, _, _ = _dscimport()
+        common = _dscimport().common
         try:
             fn = self.compile(self.ep, self.name)
         except common.ImportFailure as failure:
@@ -385,10 +380,10 @@ class _Compiler:
     def compile(self, ep, name: str) -> _DscFunction | None:
         """ep's user inputs (in order), compiled; None when the compiler refuses it (said
         on the logger). Raises the importer's ImportFailure and ModelError."""
-        _, program, torch_import, _ = _dscimport()
-        result = torch_import.import_program(ep, name, source=f"dynamo graph {self.name}",
-                                             dim_names=self.dim_names)
-        entry = program.identifier(name, "model")
+        dsci = _dscimport()
+        result = dsci.torch_import.import_program(
+            ep, name, source=f"dynamo graph {self.name}", dim_names=self.dim_names)
+        entry = dsci.program.identifier(name, "model")
         logger.info("dsc: %s", result.summary(entry))
         logger.debug("dsc: the source of %s:\n%s", entry, result.text)
         try:
@@ -405,14 +400,13 @@ class _Compiler:
 
     def cut(self, failure) -> Callable[..., tuple] | None:
         """The program with each part the importer can read compiled, the rest eager."""
-        _, _, _, torch_node = _dscimport()
         gm = self.ep.graph_module
         nodes = {n.name: n for n in gm.graph.nodes}
         refused = {p.node for p in failure.problems}
         for p in failure.problems:
             if p.node in nodes and nodes[p.node].op == "call_function":
                 self.eager_ops[p.op] += 1
-        support = _ImporterSupport(refused, torch_node)
+        support = _ImporterSupport(refused, _dscimport().torch_node)
         partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
         cut = partitioner.fuse_partitions(partitioner.propose_partitions())
         n_parts = 0
@@ -423,19 +417,20 @@ class _Compiler:
             if part is not None:
                 setattr(cut, node.target, part)
                 n_parts += 1
-        ops = ", ".join(f"{op}" + (f" ({k} nodes)" if k > 1 else "")
-                        for op, k in sorted(self.eager_ops.items()))
-        logger.warning("dsc: %s: ops the dsc importer does not support run eagerly: %s "
-                       "(the rest runs in %d dsc function%s)", self.name, ops, n_parts,
-                       "" if n_parts == 1 else "s")
+        if self.eager_ops:
+            ops = ", ".join(op + (f" ({k} nodes)" if k > 1 else "")
+                            for op, k in sorted(self.eager_ops.items()))
+            logger.warning("dsc: %s: ops the dsc importer does not support run eagerly: %s "
+                           "(the rest runs in %d dsc function%s)", self.name, ops, n_parts,
+                           "" if n_parts == 1 else "s")
         if n_parts == 0:
             return None
         return _Outer(cut, self.ep)
 
     def compile_part(self, sub: torch.fx.GraphModule, name: str) -> _Part | None:
-        """One part as a dsc function; None (it stays eager) when the importer refuses it
-        after all, its ops then counted among the eager ones."""
-        common, _, _, _ = _dscimport()
+        """One part as a dsc function; None when it stays eager: the importer refuses some
+        of its nodes after all (counted among the eager ops), or the part itself."""
+        common = _dscimport().common
         out_node = next(n for n in sub.graph.nodes if n.op == "output")
         single = not isinstance(out_node.args[0], (tuple, list))
         try:
@@ -444,9 +439,7 @@ class _Compiler:
             self.eager_ops.update(p.op for p in failure.problems)
             return None
         except common.ModelError as e:
-            logger.info("dsc: %s stays eager: %s", name, e)
-            self.eager_ops.update(str(n.target) for n in sub.graph.nodes
-                                  if n.op == "call_function")
+            logger.warning("dsc: %s runs eagerly: %s", name, e)
             return None
         return None if fn is None else _Part(fn, single)
 
@@ -532,8 +525,8 @@ class _Compiled:
         for i, value in self.specialized:
             if _concrete(args[i]) != value:
                 if not self.warned:
-                    logger.warning("dsc: %s runs eagerly: argument %d is %r, compiled as %r",
-                                   self.name, i, args[i], value)
+                    logger.warning("dsc: %s runs eagerly: argument %d is %r, compiled as %r "
+                                   "(said once)", self.name, i, _concrete(args[i]), value)
                     self.warned = True
                 return self.eager(*args)
         return self.program(*[args[i] for i in self.arg_index])
