@@ -23,7 +23,8 @@ runs it with `dscc run` on the tensors saved as .npy files. The cases:
   eagerly with one warning, and matches eager; with autograd on, the graph runs eagerly,
   with a warning;
 - `export` of the BERT layer with named Dims: the source must name the symbols B and S with
-  their ranges, and running it with the weights it returns must match eager at two shapes.
+  their ranges, and running it with the weights it returns must match eager at two shapes;
+- `register()` makes "dsc" one of torch.compile's backends.
 
 Exit status: 0 when every case passes, 1 otherwise, 77 (skipped) without torch or numpy.
 """
@@ -349,6 +350,10 @@ def main(argv: list[str]) -> int:
         check_fallback(tally, cli, warnings)
         check_numbers(tally, cli, warnings)
         check_export(tally, cli)
+        torch_backend.register()
+        tally.report("register: torch.compile knows the backend \"dsc\"",
+                     None if "dsc" in torch._dynamo.list_backends(exclude_tags=()) else
+                     "not among torch._dynamo.list_backends()")
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

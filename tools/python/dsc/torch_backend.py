@@ -1,7 +1,8 @@
 """torch.compile's dsc backend, and torch.export to .dsc ahead of time.
 
-    compiled = torch.compile(model, backend=backend, dynamic=True)  # backend="dsc" once
-    with torch.no_grad():                                            # registered
+    register()                                     # torch.compile's backend="dsc"
+    compiled = torch.compile(model, backend="dsc", dynamic=True)
+    with torch.no_grad():
         y = compiled(x)           # compiles once; later shapes reuse the same dsc function
 
     art = export(model, (x,), dynamic_shapes={"x": {0: Dim("B", min=1, max=64)}})
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import torch
+import torch._dynamo
 import torch._guards
 import torch.fx
 from torch.export import Dim
@@ -162,6 +164,13 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list) -> Callable[..., Any
     if compiled is None:
         return gm.forward
     return _Compiled(compiled, prepared.arg_index, prepared.specialized, gm.forward, name)
+
+
+def register(name: str = "dsc") -> None:
+    """Makes `torch.compile(model, backend=name)` use `backend`; a name already registered
+    is left as it is."""
+    if name not in torch._dynamo.list_backends(exclude_tags=()):
+        torch._dynamo.register_backend(compiler_fn=backend, name=name)
 
 
 _GRAPHS = itertools.count()
