@@ -115,6 +115,7 @@ struct HostProgram {
   std::vector<Buffer> params;       // name, dtype, declared shape (symbols bound by `dims`)
   std::vector<HostDim> dims;
   std::vector<HostCheck> checks;
+  std::vector<std::string> where_clauses; // the fn's `where` clauses as text, for the manifest
   std::vector<RuntimeSymbol> runtime_symbols;
   std::vector<HostBuffer> buffers;  // ids are indices; every param and output has one
   std::vector<int> outputs;         // buffer ids of the results, in return order

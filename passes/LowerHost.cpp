@@ -163,6 +163,7 @@ private:
 
   bool add_checks() {
     for (const ir::WhereClause& w : fn_.where) {
+      p_.where_clauses.push_back(symbolic::to_string(w.predicate));
       std::vector<Expr> parts;
       split_conjunction(w.predicate, parts);
       for (const Expr& part : parts)

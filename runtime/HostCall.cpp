@@ -44,8 +44,10 @@ thread_local DeviceArenaCache device_arena_cache;
 
 } // namespace
 
-int32_t dsc_call::fail(std::string message) {
-  if (error.empty()) error = std::move(message);
+int32_t dsc_call::fail(std::string message, dsc::runtime::CallErrorKind kind) {
+  if (!error.empty()) return 1;
+  error = std::move(message);
+  error_kind = kind;
   return 1;
 }
 
@@ -179,38 +181,42 @@ extern "C" {
 int32_t dsc_rt_check_input(dsc_call* call, int32_t index, const DLTensor* tensor, int32_t code,
                            int32_t bits, int32_t ndim) {
   if (!call) return 1;
+  // Every refusal here is about the input the caller passed.
+  auto refuse = [call](std::string message) {
+    return call->fail(std::move(message), CallErrorKind::Input);
+  };
   const std::string label = input_label(call, index);
   const DLDataType want{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
   const TensorInfo* p = param_info(call, index);
   const std::string expected =
       p ? p->type_string() : describe_dtype(want) + " of rank " + std::to_string(ndim);
-  if (!tensor) return call->fail(label + " is null; expected " + expected);
+  if (!tensor) return refuse(label + " is null; expected " + expected);
   if (tensor->ndim < 0 || (tensor->ndim > 0 && !tensor->shape))
-    return call->fail(label + " has an invalid shape (ndim " + std::to_string(tensor->ndim) +
+    return refuse(label + " has an invalid shape (ndim " + std::to_string(tensor->ndim) +
                       (tensor->shape ? "" : ", no shape array") + "); expected " + expected);
   // The function's device (its manifest's), the CPU when the call has no manifest entry.
   const DeviceKind device = call->info ? call->info->device : DeviceKind::Cpu;
   if (tensor->device.device_type != dl_device_type(device)) {
     std::string upper = device_kind_name(device);
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return call->fail(label + " is on " + device_name(tensor->device) + "; expected a " + upper +
+    return refuse(label + " is on " + device_name(tensor->device) + "; expected a " + upper +
                       " tensor (" + expected + ")");
   }
   if (tensor->device.device_type == kDLCUDA && tensor->device.device_id != 0)
-    return call->fail(label + " is on " + device_name(tensor->device) +
+    return refuse(label + " is on " + device_name(tensor->device) +
                       "; dsc runs on CUDA device 0 (cuda:0) only");
   const std::string actual = dl_type_string(*tensor);
   const bool rank_ok = tensor->ndim == ndim;
   if (!same_dtype(tensor->dtype, want) || !rank_ok)
-    return call->fail(label + " is " + actual + "; expected " + expected +
+    return refuse(label + " is " + actual + "; expected " + expected +
                       (rank_ok ? "" : " (rank " + std::to_string(ndim) + ")"));
   std::vector<int64_t> shape(tensor->shape, tensor->shape + tensor->ndim);
   for (int32_t i = 0; i < ndim; ++i)
     if (shape[static_cast<size_t>(i)] < 0)
-      return call->fail(label + " is " + actual + ": dim " + std::to_string(i) + " is negative");
+      return refuse(label + " is " + actual + ": dim " + std::to_string(i) + " is negative");
   uint64_t bytes = 0;
   if (!checked_nbytes(want, shape, &bytes))
-    return call->fail(label + " is " + actual + ", which is too large to address");
+    return refuse(label + " is " + actual + ", which is too large to address");
   if (bytes == 0) return 0; // an empty tensor's strides and data are never read
   if (tensor->strides) {
     // Dense row-major; a dim of size 1 may have any stride (DLPack producers differ there).
@@ -224,15 +230,15 @@ int32_t dsc_rt_check_input(dsc_call* call, int32_t index, const DLTensor* tensor
       stride *= shape[u];
     }
     if (!dense)
-      return call->fail(label + " (" + actual + ") is not dense row-major: its strides are " +
+      return refuse(label + " (" + actual + ") is not dense row-major: its strides are " +
                         list(tensor->strides, ndim) + ", expected " + list(compact.data(), ndim) +
                         " (or no strides)");
   }
-  if (!tensor->data) return call->fail(label + " (" + actual + ") has a null data pointer");
+  if (!tensor->data) return refuse(label + " (" + actual + ") has a null data pointer");
   auto address = reinterpret_cast<uintptr_t>(tensor->data) + tensor->byte_offset;
   const size_t element = dtype_bytes(want);
   if (element > 1 && address % element != 0)
-    return call->fail(label + " (" + actual + ") is not aligned to its " + std::to_string(element) +
+    return refuse(label + " (" + actual + ") is not aligned to its " + std::to_string(element) +
                       "-byte elements");
   return 0;
 }
@@ -245,7 +251,7 @@ int32_t dsc_rt_fail_dim(dsc_call* call, int32_t index, int32_t axis, int64_t act
   std::string value = std::to_string(expected);
   if (expected_text && *expected_text && value != expected_text)
     message += std::string(expected_text) + " = ";
-  return call->fail(message + value);
+  return call->fail(message + value, CallErrorKind::Shape);
 }
 
 int32_t dsc_rt_fail_check(dsc_call* call, const char* what, const char* location,
@@ -256,7 +262,7 @@ int32_t dsc_rt_fail_check(dsc_call* call, const char* what, const char* location
     message += std::string(i ? ", " : ": ") + (names[i] ? names[i] : "?") + " = " +
                std::to_string(values[i]);
   if (location && *location) message += std::string(" (") + location + ")";
-  return call->fail(std::move(message));
+  return call->fail(std::move(message), CallErrorKind::Shape);
 }
 
 int32_t dsc_rt_fail_overflow(dsc_call* call, const char* what) {

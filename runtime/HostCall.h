@@ -12,6 +12,18 @@
 #include "runtime/Manifest.h"
 #include "runtime/Tensor.h"
 
+namespace dsc::runtime {
+
+// What a failed call was refused for, so that callers can tell the user's mistake from the
+// model's: Python raises dsc.ShapeError and dsc.InputError for the first two.
+enum class CallErrorKind : uint8_t {
+  Runtime, // anything else: memory, the device, an internal error
+  Shape,   // a violated `where` clause or run-time shape fact, or dims that disagree
+  Input,   // an input of the wrong dtype, rank, device or layout, or missing
+};
+
+} // namespace dsc::runtime
+
 struct dsc_call {
   explicit dsc_call(const dsc::runtime::FunctionInfo* function);
   ~dsc_call();
@@ -24,14 +36,17 @@ struct dsc_call {
   const DLTensor* const* inputs = nullptr;
   // The first error recorded (later ones are usually its consequences); empty when none.
   std::string error;
+  dsc::runtime::CallErrorKind error_kind = dsc::runtime::CallErrorKind::Runtime;
   // One slot per manifest output; undefined until dsc_rt_output allocates it.
   std::vector<dsc::runtime::Tensor> outputs;
   void* arena = nullptr; // the thread's cached arena (HostCall.cpp), valid during the call
   bool arena_requested = false;
   int64_t arena_bytes = 0;
 
-  // Records `message` unless an error is already recorded; returns 1 (the failure code).
-  int32_t fail(std::string message);
+  // Records `message` (and its kind) unless an error is already recorded; returns 1 (the
+  // failure code).
+  int32_t fail(std::string message,
+               dsc::runtime::CallErrorKind kind = dsc::runtime::CallErrorKind::Runtime);
 
   // " at B=2, S=7": the symbols that input dims name by themselves, with their values in
   // this call's inputs, in parameter order; "" when there are none or no inputs are known.

@@ -25,7 +25,7 @@ using nlohmann::ordered_json;
 // one.
 // 6: an output may be a parameter updated in place (`updates_param`); the runtime returns the
 // caller's tensor for it, which a library compiled for version 5 never asks of it.
-constexpr int kVersion = 6;
+constexpr int kVersion = 7;
 
 ordered_json tensor_json(const TensorInfo& t, bool output) {
   ordered_json j;
@@ -162,7 +162,7 @@ private:
 
   bool function(const json& v, const std::string& where, FunctionInfo* out) {
     if (!object(v, where,
-                {"name", "host_symbol", "device", "params", "outputs", "arena_bytes",
+                {"name", "host_symbol", "device", "params", "outputs", "where_clauses", "arena_bytes",
                  "peak_bytes"}))
       return false;
     if (!string(v.at("name"), where + ".name", &out->name)) return false;
@@ -171,11 +171,11 @@ private:
       return fail(where + ".host_symbol: '" + out->host_symbol + "' is not a C identifier");
     std::string device;
     if (!string(v.at("device"), where + ".device", &device)) return false;
-    std::optional<DeviceKind> kind = device_kind_named(device);
-    if (!kind)
+    std::optional<DeviceKind> device_kind = device_kind_named(device);
+    if (!device_kind)
       return fail(where + ".device: '" + device + "' is not a device (" + device_kind_names() +
                   ")");
-    out->device = *kind;
+    out->device = *device_kind;
     if (!tensors(v.at("params"), where + ".params", false, &out->params)) return false;
     if (!tensors(v.at("outputs"), where + ".outputs", true, &out->outputs)) return false;
     for (size_t k = 0; k < out->outputs.size(); ++k) {
@@ -188,6 +188,13 @@ private:
       if (param.dtype != out->outputs[k].dtype || param.dims.size() != out->outputs[k].dims.size())
         return fail(at + " updates parameter " + std::to_string(p) + " (" + param.type_string() +
                     ") but is " + out->outputs[k].type_string());
+    }
+    const json& clauses = v.at("where_clauses");
+    if (!clauses.is_array()) return fail(where + ".where_clauses is " + kind(clauses) + ", not an array");
+    for (size_t i = 0; i < clauses.size(); ++i) {
+      std::string clause;
+      if (!string(clauses[i], where + ".where_clauses[" + std::to_string(i) + "]", &clause)) return false;
+      out->where_clauses.push_back(std::move(clause));
     }
     if (!string(v.at("arena_bytes"), where + ".arena_bytes", &out->arena_bytes)) return false;
     return string(v.at("peak_bytes"), where + ".peak_bytes", &out->peak_bytes);
@@ -226,6 +233,7 @@ std::string to_json(const Manifest& m) {
     j["outputs"] = ordered_json::array();
     for (const TensorInfo& t : f.outputs)
       j["outputs"].push_back(tensor_json(t, true));
+    j["where_clauses"] = f.where_clauses;
     j["arena_bytes"] = f.arena_bytes;
     j["peak_bytes"] = f.peak_bytes;
     functions.push_back(std::move(j));

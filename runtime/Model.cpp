@@ -38,6 +38,7 @@ CallResult call_host_function(const FunctionInfo& info, dsc_host_function fn,
                    " input" + (info.params.size() == 1 ? "" : "s") +
                    (info.params.empty() ? "" : " (" + names(info.params) + ")") + "; got " +
                    std::to_string(inputs.size());
+    result.error_kind = CallErrorKind::Input;
     return result;
   }
   if (!check_device(info, &result.error)) return result;
@@ -56,6 +57,7 @@ CallResult call_host_function(const FunctionInfo& info, dsc_host_function fn,
     result.error = !call.error.empty() ? call.error
                                        : "function '" + info.name + "' failed (status " +
                                              std::to_string(status) + ") without an error message";
+    result.error_kind = call.error.empty() ? CallErrorKind::Runtime : call.error_kind;
     return result;
   }
   // An input updated in place is returned as itself: the output is the caller's tensor.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/HostABI.h"
+#include "runtime/HostCall.h"
 #include "runtime/Manifest.h"
 #include "runtime/Tensor.h"
 
@@ -15,6 +16,7 @@ namespace dsc::runtime {
 struct CallResult {
   std::vector<Tensor> outputs;
   std::string error;       // empty on success
+  CallErrorKind error_kind = CallErrorKind::Runtime; // what `error` is about
   int64_t arena_bytes = 0; // what the call asked of dsc_rt_arena
   bool ok() const { return error.empty(); }
 };

@@ -1,5 +1,6 @@
 #include "backends/cpu/CpuBackend.h"
 
+#include <dlfcn.h>
 #include <llvm/Support/Error.h>
 
 #include <map>
@@ -10,6 +11,7 @@
 #include "backends/cpu/LlvmModuleBuilder.h"
 #include "backends/cpu/SharedLibraryBuilder.h"
 #include "backends/cpu/TargetSelection.h"
+#include "runtime/dsc_runtime.h"
 #include "symbolic/Printer.h"
 
 namespace dsc::cpu {
@@ -163,6 +165,7 @@ runtime::FunctionInfo describe_host_program(const ir::HostProgram& program) {
       if (root.storage == ir::HostBuffer::Storage::Param) info.outputs.back().updates_param = root.index;
     }
   }
+  info.where_clauses = program.where_clauses;
   info.arena_bytes = program.arena_bytes.defined() ? symbolic::to_string(program.arena_bytes) : "0";
   info.peak_bytes = program.peak_bytes.defined() ? symbolic::to_string(program.peak_bytes) : "0";
   return info;
@@ -234,6 +237,14 @@ uint64_t models_compiled() {
 }
 
 std::string runtime_library_dir() {
+  // Where the libdsc_runtime.so this process loaded lies (the build tree's, or an installed
+  // Python package's), else where the build put it.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&dsc_last_error), &info) && info.dli_fname) {
+    std::string path = info.dli_fname;
+    size_t slash = path.rfind('/');
+    if (slash != std::string::npos && slash > 0) return path.substr(0, slash);
+  }
   return DSC_RUNTIME_LIBRARY_DIR;
 }
 

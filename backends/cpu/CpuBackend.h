@@ -67,8 +67,8 @@ std::string emit_llvm_ir(const ir::Module& m, const std::vector<ir::HostProgram>
 // each count one); a compiled model runs at every shape without compiling again.
 uint64_t models_compiled();
 
-// For linking and compiling programs against built models: the directory of
-// libdsc_runtime.so, and the one to put on the include path for
+// For linking and compiling programs against built models: the directory of the
+// libdsc_runtime.so this process loaded (the build tree's, or an installed package's), and the one to put on the include path for
 // `#include "runtime/dsc_runtime.h"`.
 std::string runtime_library_dir();
 std::string runtime_include_dir();

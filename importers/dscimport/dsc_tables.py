@@ -8,8 +8,10 @@ copy that could fall out of step with them:
 - "dtypes", ir/DTypes.def: the element types, `DSC_DTYPE(Enum, "name", ...)`.
 
 Each is read once, on first use (program.py uses them when it is imported). The importers run
-from a checkout, importers/ beside ir/ and lang/; a table that is missing, unreadable or has no
-rows is a SourceTreeError naming the file. Only the standard library is imported here.
+from a checkout, importers/ beside ir/ and lang/, or from the Python package (build/python/, or
+installed by `pip install .`), which carries copies of the four files in dscimport/tables/
+(tools/python/CMakeLists.txt); a table that is missing, unreadable or has no rows is a
+SourceTreeError naming the file. Only the standard library is imported here.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ import functools
 import os
 import re
 
-SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The checkout, importers/dscimport/ -> the root; else the package's copies.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_CHECKOUT = os.path.dirname(os.path.dirname(_HERE))
+SOURCE_DIR = (_CHECKOUT if os.path.isfile(os.path.join(_CHECKOUT, "ir", "Ops.def"))
+              else os.path.join(_HERE, "tables"))
 
 
 class SourceTreeError(Exception):

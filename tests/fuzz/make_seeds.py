@@ -106,20 +106,20 @@ def manifest_seeds():
         "name": "layer", "host_symbol": "dsc_host_layer", "device": "cpu",
         "params": [tensor("x", "f32", ["B", "S", "768"]), tensor("mask", "bool", ["B", "S"])],
         "outputs": [output("output0", "f32", ["B", "S", "768"])],
-        "arena_bytes": "B*S*3072", "peak_bytes": "B*S*3072",
+        "where_clauses": ["S <= 512"], "arena_bytes": "B*S*3072", "peak_bytes": "B*S*3072",
     }
     gather = {
         "name": "gather", "host_symbol": "dsc_host_gather", "device": "cuda",
         "params": [tensor("t", "bf16", ["N"]), tensor("i", "i64", ["K"])],
         "outputs": [output("output0", "bf16", ["K"]), output("output1", "i32", []),
                     output("output2", "bf16", ["N"], updates_param=0)],
-        "arena_bytes": "0", "peak_bytes": "max(K*2, N/4)",
+        "where_clauses": [], "arena_bytes": "0", "peak_bytes": "max(K*2, N/4)",
     }
     compact = dict(separators=(",", ":"))
-    write("fuzz_manifest", "one_function.json", json.dumps({"version": 6, "functions": [layer]}, **compact))
+    write("fuzz_manifest", "one_function.json", json.dumps({"version": 7, "functions": [layer]}, **compact))
     write("fuzz_manifest", "two_functions.json",
-          json.dumps({"version": 6, "functions": [layer, gather]}, indent=1))
-    write("fuzz_manifest", "no_functions.json", '{"version":6,"functions":[]}')
+          json.dumps({"version": 7, "functions": [layer, gather]}, indent=1))
+    write("fuzz_manifest", "no_functions.json", '{"version":7,"functions":[]}')
 
 
 def prove_expr_seeds():

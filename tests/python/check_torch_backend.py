@@ -1,11 +1,10 @@
 #!/usr/bin/env python3
 """Checks the torch.compile backend and the export helper of tools/python/dsc/torch_backend.py.
 
-    tests/python/check_torch_backend.py [--dscc PATH] [--keep DIR]
+    PYTHONPATH=build/python tests/python/check_torch_backend.py
 
-The backend calls dsc through one function, `_compile_source`; here it is replaced by a runner
-of the command line: `dscc build` makes the library once per compiled function, and each call
-runs it with `dscc run` on the tensors saved as .npy files. The cases:
+The backend calls dsc through one function, `_compile_source` (dsc.compile, in process); here
+it is wrapped to count the compiles. The cases:
 
 - the zoo's BERT layer (with its padding mask) and GPT-2 block (against a KV cache), small,
   under `torch.compile(model, backend=..., dynamic=True)` at five shapes each, every size at
@@ -34,92 +33,39 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
-import shutil
 import sys
-import tempfile
 
 try:
-    import numpy as np
+    import numpy  # noqa: F401 - the harness needs it
     import torch
 except ImportError:
     print("skipped: needs torch and numpy")
     sys.exit(77)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path[:0] = [os.path.join(ROOT, "tools", "python"), os.path.join(ROOT, "importers"),
-                os.path.join(ROOT, "tests", "importers")]
+# dsc itself comes from PYTHONPATH (build/python, as ctest sets it); the zoo's models and the
+# comparison harness from the checkout.
+sys.path[:0] = [os.path.join(ROOT, "importers"), os.path.join(ROOT, "tests", "importers")]
 
 import harness  # noqa: E402
 from dsc import torch_backend  # noqa: E402
 from zoo import models  # noqa: E402
 
-TIMEOUT = 900
-
 
 # ---------------------------------------------------------------------------------------------
-# dsc by its command line
+# dsc, counted
 # ---------------------------------------------------------------------------------------------
 
-class CliCompiler:
-    """`_compile_source` by `dscc build` and `dscc run`: counts the compiles."""
+class CountingCompiler:
+    """The backend's `_compile_source` (dsc.compile in process), counting the compiles."""
 
-    def __init__(self, dscc: str, work: str):
-        self.dscc = dscc
-        self.work = work
+    def __init__(self, compile_source):
+        self.compile_source = compile_source
         self.compiles = 0
 
     def __call__(self, source: str, entry: str, target: str):
-        if target != "cpu":
-            raise RuntimeError(f"the command-line runner runs on the CPU, not {target}")
         self.compiles += 1
-        folder = os.path.join(self.work, f"{entry}_{self.compiles}")
-        os.makedirs(folder)
-        path = os.path.join(folder, f"{entry}.dsc")
-        with open(path, "w") as f:
-            f.write(source)
-        so = os.path.join(folder, f"{entry}.so")
-        r = harness.run([self.dscc, "build", path, "-o", so, "-q"], TIMEOUT)
-        problem = harness.exit_problem(r, "dscc build exited")
-        if problem:
-            raise RuntimeError(problem)
-        return CliFunction(self.dscc, so, entry, parameter_names(source, entry), folder)
-
-
-def parameter_names(source: str, entry: str) -> list[str]:
-    """The parameters of `fn entry(...)`, in order."""
-    m = re.search(rf"\bfn {re.escape(entry)}\((.*?)\)\s*->", source, re.S)
-    if m is None:
-        raise RuntimeError(f"no function {entry} in the source")
-    return re.findall(r"(\w+)\s*:\s*\w+(?:\[[^\]]*\])?", m.group(1))
-
-
-class CliFunction:
-    """One function of a library from `dscc build`, called as the dsc module's would be:
-    tensors in, a tensor or a tuple of tensors out."""
-
-    def __init__(self, dscc: str, so: str, entry: str, params: list[str], folder: str):
-        self.dscc, self.so, self.entry, self.params, self.folder = dscc, so, entry, params, folder
-        self.calls = 0
-
-    def __call__(self, *tensors):
-        if len(tensors) != len(self.params):
-            raise RuntimeError(f"{self.entry} takes {len(self.params)} tensors, "
-                               f"got {len(tensors)}")
-        self.calls += 1
-        case = os.path.join(self.folder, f"call{self.calls}")
-        args = harness.save_inputs({n: t.detach().cpu().numpy()
-                                    for n, t in zip(self.params, tensors)}, case)
-        out = os.path.join(case, "out")
-        r = harness.run([self.dscc, "run", self.so, "-q", "--threads=2", f"--output={out}",
-                         *args], TIMEOUT)
-        problem = harness.exit_problem(r, "dscc run exited")
-        if problem:
-            raise RuntimeError(problem)
-        outs = []
-        while os.path.exists(os.path.join(out, f"output{len(outs)}.npy")):
-            outs.append(torch.from_numpy(np.load(os.path.join(out, f"output{len(outs)}.npy"))))
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return self.compile_source(source, entry, target)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,7 +134,7 @@ def sweep(tally: harness.Tally, label: str, model, compiled, cases: list[dict]) 
 # The cases
 # ---------------------------------------------------------------------------------------------
 
-def check_zoo(tally, cli: CliCompiler, warnings: Warnings, name: str,
+def check_zoo(tally, cli: CountingCompiler, warnings: Warnings, name: str,
               shapes: list[dict]) -> None:
     torch._dynamo.reset()
     model, z = models.build(name, "small")
@@ -204,7 +150,7 @@ def check_zoo(tally, cli: CliCompiler, warnings: Warnings, name: str,
         warnings.lines[n_warnings:]) or None)
 
 
-def check_mark_dynamic(tally, cli: CliCompiler) -> None:
+def check_mark_dynamic(tally, cli: CountingCompiler) -> None:
     torch._dynamo.reset()
     model, z = models.build("bert", "small")
     counting = CountingBackend()
@@ -236,7 +182,7 @@ class SortedMlp(torch.nn.Module):
         return torch.softmax(self.fc2(h.reshape(b * s, -1)).view(b, s, -1), dim=-1)
 
 
-def check_fallback(tally, cli: CliCompiler, warnings: Warnings) -> None:
+def check_fallback(tally, cli: CountingCompiler, warnings: Warnings) -> None:
     torch._dynamo.reset()
     torch.manual_seed(0)
     model = SortedMlp().eval()
@@ -266,7 +212,7 @@ class ScaledMlp(torch.nn.Module):
         return torch.relu(self.fc(x)) * alpha
 
 
-def check_numbers(tally, cli: CliCompiler, warnings: Warnings) -> None:
+def check_numbers(tally, cli: CountingCompiler, warnings: Warnings) -> None:
     """A float argument is compiled at its first value; another value runs eagerly, said
     once; and with autograd on the graph runs eagerly, said too."""
     torch._dynamo.reset()
@@ -301,7 +247,7 @@ def check_numbers(tally, cli: CliCompiler, warnings: Warnings) -> None:
                                            f"{cli.compiles - compiles} compiles, warnings {said}"))
 
 
-def check_export(tally, cli: CliCompiler) -> None:
+def check_export(tally, cli: CountingCompiler) -> None:
     model, z = models.build("bert", "small")
     B, S = torch.export.Dim("B", min=1, max=64), torch.export.Dim("S", min=1, max=512)
     example = z.make_inputs({"B": 2, "S": 8}, 0)
@@ -323,40 +269,27 @@ def check_export(tally, cli: CliCompiler) -> None:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dscc", default=os.environ.get("DSCC", "dscc"),
-                    help="the dscc binary (default: $DSCC, else dscc on the PATH)")
-    ap.add_argument("--keep", help="keep the sources, libraries and tensors in this folder")
-    args = ap.parse_args(argv)
-    dscc = shutil.which(args.dscc)
-    if dscc is None:
-        print(f"error: no dscc at {args.dscc} (pass --dscc PATH)")
-        return 1
-    work = args.keep or tempfile.mkdtemp(prefix="check_torch_backend_")
-    os.makedirs(work, exist_ok=True)
+    ap.parse_args(argv)
     torch.set_num_threads(2)
     warnings = Warnings()
     logging.getLogger("dsc").addHandler(warnings)
-    cli = CliCompiler(dscc, work)
+    cli = CountingCompiler(torch_backend._compile_source)
     torch_backend._compile_source = cli
     tally = harness.Tally()
-    try:
-        check_zoo(tally, cli, warnings, "bert", [
-            {"B": 2, "S": 7}, {"B": 3, "S": 13}, {"B": 2, "S": 2}, {"B": 5, "S": 3},
-            {"B": 2, "S": 31}])
-        check_zoo(tally, cli, warnings, "gpt2", [
-            {"B": 2, "T": 3, "P": 7}, {"B": 3, "T": 5, "P": 13}, {"B": 2, "T": 2, "P": 2},
-            {"B": 2, "T": 7, "P": 11}, {"B": 3, "T": 13, "P": 5}])
-        check_mark_dynamic(tally, cli)
-        check_fallback(tally, cli, warnings)
-        check_numbers(tally, cli, warnings)
-        check_export(tally, cli)
-        torch_backend.register()
-        tally.report("register: torch.compile knows the backend \"dsc\"",
-                     None if "dsc" in torch._dynamo.list_backends(exclude_tags=()) else
-                     "not among torch._dynamo.list_backends()")
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
+    check_zoo(tally, cli, warnings, "bert", [
+        {"B": 2, "S": 7}, {"B": 3, "S": 13}, {"B": 2, "S": 2}, {"B": 5, "S": 3},
+        {"B": 2, "S": 31}])
+    check_zoo(tally, cli, warnings, "gpt2", [
+        {"B": 2, "T": 3, "P": 7}, {"B": 3, "T": 5, "P": 13}, {"B": 2, "T": 2, "P": 2},
+        {"B": 2, "T": 7, "P": 11}, {"B": 3, "T": 13, "P": 5}])
+    check_mark_dynamic(tally, cli)
+    check_fallback(tally, cli, warnings)
+    check_numbers(tally, cli, warnings)
+    check_export(tally, cli)
+    torch_backend.register()
+    tally.report("register: torch.compile knows the backend \"dsc\"",
+                 None if "dsc" in torch._dynamo.list_backends(exclude_tags=()) else
+                 "not among torch._dynamo.list_backends()")
     return tally.finish()
 
 

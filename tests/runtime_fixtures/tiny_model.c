@@ -18,32 +18,32 @@
 
 #if !defined(DSC_FIXTURE_BROKEN)
 const char dsc_manifest[] =
-    "{\"version\":6,\"functions\":["
+    "{\"version\":7,\"functions\":["
     "{\"name\":\"add_one\",\"host_symbol\":\"tiny_add_one\",\"device\":\"cpu\","
     "\"params\":[{\"name\":\"x\",\"dtype\":\"f32\",\"dims\":[\"n\"]}],"
     "\"outputs\":[{\"name\":\"output0\",\"dtype\":\"f32\",\"dims\":[\"n\"],\"updates_param\":-1}],"
-    "\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"},"
+    "\"where_clauses\":[],\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"},"
     "{\"name\":\"scale_rows\",\"host_symbol\":\"tiny_scale_rows\",\"device\":\"cpu\","
     "\"params\":[{\"name\":\"x\",\"dtype\":\"f32\",\"dims\":[\"B\",\"D\"]},"
     "{\"name\":\"w\",\"dtype\":\"f32\",\"dims\":[\"D\"]}],"
     "\"outputs\":[{\"name\":\"output0\",\"dtype\":\"f32\",\"dims\":[\"B\",\"D\"],\"updates_param\":-1},"
     "{\"name\":\"output1\",\"dtype\":\"f32\",\"dims\":[\"B\"],\"updates_param\":-1}],"
-    "\"arena_bytes\":\"B*D*4\",\"peak_bytes\":\"B*D*4\"},"
+    "\"where_clauses\":[],\"arena_bytes\":\"B*D*4\",\"peak_bytes\":\"B*D*4\"},"
     "{\"name\":\"forgets_output\",\"host_symbol\":\"tiny_forgets_output\",\"device\":\"cpu\","
     "\"params\":[{\"name\":\"x\",\"dtype\":\"f32\",\"dims\":[\"n\"]}],"
     "\"outputs\":[{\"name\":\"output0\",\"dtype\":\"f32\",\"dims\":[\"n\"],\"updates_param\":-1}],"
-    "\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"},"
+    "\"where_clauses\":[],\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"},"
     "{\"name\":\"fails_silently\",\"host_symbol\":\"tiny_fails_silently\",\"device\":\"cpu\","
     "\"params\":[{\"name\":\"x\",\"dtype\":\"f32\",\"dims\":[\"n\"]}],"
     "\"outputs\":[{\"name\":\"output0\",\"dtype\":\"f32\",\"dims\":[\"n\"],\"updates_param\":-1}],"
-    "\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"}"
+    "\"where_clauses\":[],\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"}"
     "]}";
 #elif DSC_FIXTURE_BROKEN == 2
-const char dsc_manifest[] = "{\"version\": 6, \"functions\": [";
+const char dsc_manifest[] = "{\"version\": 7, \"functions\": [";
 #elif DSC_FIXTURE_BROKEN == 3
 const char dsc_manifest[] =
-    "{\"version\":6,\"functions\":[{\"name\":\"add_one\",\"host_symbol\":\"not_defined_here\",\"device\":\"cpu\","
-    "\"params\":[],\"outputs\":[],\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"}]}";
+    "{\"version\":7,\"functions\":[{\"name\":\"add_one\",\"host_symbol\":\"not_defined_here\",\"device\":\"cpu\","
+    "\"params\":[],\"outputs\":[],\"where_clauses\":[],\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"}]}";
 #elif DSC_FIXTURE_BROKEN == 4
 const char dsc_manifest[2] = {'{', '}'};
 #endif

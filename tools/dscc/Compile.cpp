@@ -205,7 +205,9 @@ std::optional<passes::Compilation> compile_file(const CompileOptions& options, s
     }
   }
 
-  std::optional<uint32_t> file = load_source(options.file, sources, diags);
+  std::optional<uint32_t> file = options.source
+                                     ? std::optional<uint32_t>(sources.add(options.file, *options.source))
+                                     : load_source(options.file, sources, diags);
   std::optional<ir::Module> parsed;
   if (file) parsed = parse_checked(sources, *file, diags, prover);
   if (!parsed) {

@@ -16,7 +16,8 @@
 namespace dsc::dscc {
 
 struct CompileOptions {
-  std::string file;
+  std::string file;                 // the path, or the name `source` is reported under
+  std::optional<std::string> source; // the text to compile, instead of reading `file`
   std::vector<std::string> entries; // empty: see choose_entries
   bool all_entries = false;         // with no --entry: every candidate (build) or one (run)
   ir::Target target = ir::cpu_target();

@@ -8,5 +8,7 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 build=${DSC_BUILD_DIR:-$root/build}
 
 "$root/tools/scripts/install_deps.sh"
+# nanobind, for the Python package's extension (tools/python), in the interpreter CMake finds.
+DSC_PYTHON=python3 "$root/tools/scripts/install_python_deps.sh" --build
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${DSC_BUILD_TYPE:-Release} "$@" >/dev/null
 cmake --build "$build" -j "$(nproc)"

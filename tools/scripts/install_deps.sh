@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git python3
+  python3-dev python3-pip python3-venv  # the Python package (tools/python): headers, pip for nanobind
   llvm-19-dev llvm-19-tools libz3-dev
   re2c bison
   libgtest-dev libgmock-dev

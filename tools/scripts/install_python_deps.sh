@@ -11,6 +11,9 @@
 #   tools/scripts/install_python_deps.sh --numpy-only   # numpy alone (tests/e2e)
 #   tools/scripts/install_python_deps.sh --bench    # the same as no argument (bench/cpu/)
 #   tools/scripts/install_python_deps.sh --print-python   # the interpreter to run them with
+#   tools/scripts/install_python_deps.sh --build    # nanobind alone: what building the Python
+#                                                   # package (tools/python) needs; build.sh
+#                                                   # runs it before configuring
 #   tools/scripts/install_python_deps.sh --llm-bench  # --tests, then gguf and llama-cpp-python
 #                                                   # (bench/llm/: llama.cpp as a peer)
 #
@@ -45,6 +48,13 @@
 # it; tests/importers/check_hf_onnx_import.py (ctest importers_onnx_hf) exports the same
 # models with it. Pinned by DSC_ONNXSCRIPT_SPEC (default onnxscript==0.7.2; it pulls onnx-ir
 # and ml_dtypes, a few MB).
+#
+# nanobind (--build, and every other mode): the Python package's extension (tools/python) is
+# built with it; CMake asks the interpreter for it (`python3 -m nanobind --cmake_dir`). Pinned
+# by DSC_NANOBIND_SPEC (default nanobind==3.1.0, a 300 KB wheel of headers and sources). On
+# Debian's own interpreter (PEP 668) it goes into the user's site-packages
+# (--user --break-system-packages): it is a build tool that nothing else imports, and Debian
+# 12 has no package of it.
 #
 # gguf and llama-cpp-python (--llm-bench): bench/llm/llm_bench.py writes the model to GGUF with
 # gguf and runs it with llama.cpp through llama-cpp-python. Pinned by DSC_GGUF_SPEC (default
@@ -102,11 +112,13 @@ onnxscript_spec=${DSC_ONNXSCRIPT_SPEC:-onnxscript==0.7.2}
 gguf_spec=${DSC_GGUF_SPEC:-gguf==0.19.0}
 llama_cpp_spec=${DSC_LLAMA_CPP_SPEC:-llama-cpp-python==0.3.36}
 want_llm_bench=0
+nanobind_spec=${DSC_NANOBIND_SPEC:-nanobind==3.1.0}
 
 for arg in "$@"; do
   case "$arg" in
     --tests) want_torch=1 want_onnx=1 want_safetensors=1 want_transformers=1 ;;
     --numpy-only) want_torch=0 want_onnx=0 want_safetensors=0 want_transformers=0 ;;
+    --build) want_numpy=0 want_torch=0 want_onnx=0 want_safetensors=0 want_transformers=0 ;;
     --bench | --all) want_numpy=1 want_torch=1 want_onnx=1 ;;
     --llm-bench) want_torch=1 want_onnx=1 want_safetensors=1 want_transformers=1 want_llm_bench=1 ;;
     --torch-from=pypi | --torch-from=debian) torch_from=${arg#--torch-from=} ;;
@@ -182,6 +194,15 @@ pip_install() {
   echo "install_python_deps: $python -m pip install $*"
   "$python" -m pip install --disable-pip-version-check -q "$@"
 }
+
+if ! has nanobind; then
+  if externally_managed; then
+    apt_install python3-pip
+    pip_install --user --break-system-packages "$nanobind_spec"
+  else
+    pip_install "$nanobind_spec"
+  fi
+fi
 
 if [ "$want_numpy" = 1 ] && ! has numpy; then
   if externally_managed; then

@@ -17,6 +17,7 @@ Manifest sample() {
       {"x", "f32", {"B", "S", "768"}}, {"mask", "bool", {"B", "S"}}, {"scale", "f32", {}}};
   // output0 is x updated in place.
   layer.outputs = {{"output0", "f32", {"B", "S", "768"}, 0}, {"output1", "i64", {"B*S/2"}}};
+  layer.where_clauses = {"1 <= S && S <= 512", "B >= 1"};
   layer.arena_bytes = "B*S*3072 + 64";
   layer.peak_bytes = "B*S*3072";
   FunctionInfo empty;
@@ -41,7 +42,7 @@ TEST(ManifestJson, RoundTrip) {
   Manifest back;
   std::string error;
   ASSERT_TRUE(from_json(text, &back, &error)) << error << "\n" << text;
-  EXPECT_EQ(back.version, 6);
+  EXPECT_EQ(back.version, 7);
   ASSERT_EQ(back.functions.size(), m.functions.size());
   for (size_t f = 0; f < m.functions.size(); ++f) {
     const FunctionInfo& a = m.functions[f];
@@ -50,6 +51,7 @@ TEST(ManifestJson, RoundTrip) {
     EXPECT_EQ(a.host_symbol, b.host_symbol);
     EXPECT_EQ(a.device, b.device);
     EXPECT_EQ(a.arena_bytes, b.arena_bytes);
+    EXPECT_EQ(a.where_clauses, b.where_clauses);
     EXPECT_EQ(a.peak_bytes, b.peak_bytes);
     ASSERT_EQ(a.params.size(), b.params.size());
     for (size_t i = 0; i < a.params.size(); ++i)
@@ -71,10 +73,10 @@ TEST(ManifestJson, JsonLayout) {
   f.arena_bytes = "0";
   f.peak_bytes = "0";
   m.functions = {f};
-  EXPECT_EQ(to_json(m), R"({"version":6,"functions":[{"name":"f","host_symbol":"f_host","device":"cpu",)"
+  EXPECT_EQ(to_json(m), R"({"version":7,"functions":[{"name":"f","host_symbol":"f_host","device":"cpu",)"
                         R"("params":[{"name":"x","dtype":"f32","dims":["n"]}],)"
                         R"("outputs":[{"name":"output0","dtype":"f32","dims":["n"],"updates_param":-1}],)"
-                        R"("arena_bytes":"0","peak_bytes":"0"}]})");
+                        R"("where_clauses":[],"arena_bytes":"0","peak_bytes":"0"}]})");
 }
 
 TEST(ManifestJson, TypeStringAndFind) {
@@ -90,7 +92,7 @@ TEST(ManifestJson, TypeStringAndFind) {
 TEST(ManifestJson, EmptyFunctionList) {
   Manifest m;
   std::string error;
-  ASSERT_TRUE(from_json(R"({"version": 6, "functions": []})", &m, &error)) << error;
+  ASSERT_TRUE(from_json(R"({"version": 7, "functions": []})", &m, &error)) << error;
   EXPECT_TRUE(m.functions.empty());
 }
 
@@ -101,6 +103,7 @@ std::string with_function(const std::string& key, const std::string& value) {
                              {"device", R"("cpu")"},
                              {"params", R"([{"name":"x","dtype":"f32","dims":["n"]}])"},
                              {"outputs", R"([{"name":"output0","dtype":"f32","dims":["n"],"updates_param":-1}])"},
+                             {"where_clauses", R"(["n >= 2"])"},
                              {"arena_bytes", R"("0")"},
                              {"peak_bytes", R"("0")"}};
   std::string s = "{";
@@ -112,7 +115,7 @@ std::string with_function(const std::string& key, const std::string& value) {
     first = false;
   }
   if (key == "extra") s += ",\"extra\":" + value;
-  return R"({"version":6,"functions":[)" + s + "}]}";
+  return R"({"version":7,"functions":[)" + s + "}]}";
 }
 
 std::string error_of(const std::string& text) {
@@ -126,22 +129,22 @@ std::string error_of(const std::string& text) {
 TEST(ManifestJson, Malformed) {
   EXPECT_THAT(error_of(""), HasSubstr("the manifest is not valid JSON"));
   EXPECT_THAT(error_of("{\"version\": 1, \"functions\": ["), HasSubstr("not valid JSON"));
-  EXPECT_THAT(error_of(R"({"version":6,"functions":[]} trailing)"), HasSubstr("not valid JSON"));
-  EXPECT_THAT(error_of(R"({"version":6,"functions":[]} // comment)"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(error_of(R"({"version":7,"functions":[]} trailing)"), HasSubstr("not valid JSON"));
+  EXPECT_THAT(error_of(R"({"version":7,"functions":[]} // comment)"), HasSubstr("not valid JSON"));
   EXPECT_EQ(error_of("[1, 2]"), "the manifest is an array, not an object");
   EXPECT_EQ(error_of(R"({"functions":[]})"), "the manifest: missing key 'version'");
-  EXPECT_EQ(error_of(R"({"version":6})"), "the manifest: missing key 'functions'");
-  EXPECT_EQ(error_of(R"({"version":6,"functions":[],"x":0})"), "the manifest: unexpected key 'x'");
+  EXPECT_EQ(error_of(R"({"version":7})"), "the manifest: missing key 'functions'");
+  EXPECT_EQ(error_of(R"({"version":7,"functions":[],"x":0})"), "the manifest: unexpected key 'x'");
   EXPECT_EQ(error_of(R"({"version":4,"functions":[]})"),
-            "unsupported manifest version 4 (this runtime reads 6)");
+            "unsupported manifest version 4 (this runtime reads 7)");
   EXPECT_EQ(error_of(R"({"version":"1","functions":[]})"),
             "the manifest: 'version' is a string, not an integer");
-  EXPECT_EQ(error_of(R"({"version":6.0,"functions":[]})"),
+  EXPECT_EQ(error_of(R"({"version":7.0,"functions":[]})"),
             "the manifest: 'version' is a number, not an integer");
-  EXPECT_EQ(error_of(R"({"version":6,"functions":{}})"),
+  EXPECT_EQ(error_of(R"({"version":7,"functions":{}})"),
             "the manifest: 'functions' is an object, not an array");
-  EXPECT_EQ(error_of(R"({"version":6,"functions":[null]})"), "functions[0] is null, not an object");
-  EXPECT_EQ(error_of(R"({"version":6,"version":4,"functions":[]})"),
+  EXPECT_EQ(error_of(R"({"version":7,"functions":[null]})"), "functions[0] is null, not an object");
+  EXPECT_EQ(error_of(R"({"version":7,"version":4,"functions":[]})"),
             "the manifest has a duplicate key 'version'");
 
   EXPECT_EQ(error_of(with_function("name", "")), "functions[0]: missing key 'name'");
@@ -184,13 +187,17 @@ TEST(ManifestJson, Malformed) {
   EXPECT_EQ(error_of(with_function("arena_bytes", "0")),
             "functions[0].arena_bytes is a number, not a string");
   EXPECT_EQ(error_of(with_function("peak_bytes", "")), "functions[0]: missing key 'peak_bytes'");
+  EXPECT_EQ(error_of(with_function("where_clauses", "")), "functions[0]: missing key 'where_clauses'");
+  EXPECT_EQ(error_of(with_function("where_clauses", R"("n >= 2")")),
+            "functions[0].where_clauses is a string, not an array");
+  EXPECT_EQ(error_of(with_function("where_clauses", R"([""])")), "functions[0].where_clauses[0] is an empty string");
   EXPECT_EQ(error_of(with_function("device", "")), "functions[0]: missing key 'device'");
   EXPECT_EQ(error_of(with_function("device", R"("tpu")")),
             "functions[0].device: 'tpu' is not a device (cpu or cuda)");
 
   std::string f = with_function("name", R"("f")");
   std::string body = f.substr(f.find("[{") + 1, f.rfind("}]") - f.find("[{"));
-  EXPECT_EQ(error_of(R"({"version":6,"functions":[)" + body + "," + body + "]}"),
+  EXPECT_EQ(error_of(R"({"version":7,"functions":[)" + body + "," + body + "]}"),
             "functions[1]: duplicate function name 'f'");
 }
 

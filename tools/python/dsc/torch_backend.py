@@ -39,10 +39,8 @@ import itertools
 import logging
 import operator
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import torch
@@ -58,11 +56,6 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 logger = logging.getLogger("dsc")
 
-# tools/python/dsc/torch_backend.py -> the checkout's importers/ (dscimport reads the
-# compiler's tables from the source tree, so it runs from a checkout).
-_IMPORTERS = Path(__file__).resolve().parents[3] / "importers"
-
-
 def _compile_source(source: str, entry: str, target: str) -> Callable[..., Any]:
     """The dsc function `entry` of the module `source`, compiled for `target` ("cpu" or
     "cuda"): it takes torch tensors (its parameters in order) and returns a tensor or a tuple
@@ -72,10 +65,9 @@ def _compile_source(source: str, entry: str, target: str) -> Callable[..., Any]:
 
 
 def _dscimport():
-    """The torch.export importer's package (importers/dscimport), imported on first use, with
-    the modules the backend reads: common, program, torch_import, torch_node, torch_symbols."""
-    if str(_IMPORTERS) not in sys.path:
-        sys.path.insert(0, str(_IMPORTERS))
+    """The torch.export importer's package (importers/dscimport, installed beside dsc), imported
+    on first use, with the modules the backend reads: common, program, torch_import,
+    torch_node, torch_symbols."""
     import dscimport
     from dscimport import common, program, torch_import, torch_node, torch_symbols  # noqa: F401
     return dscimport

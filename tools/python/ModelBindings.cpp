@@ -1,0 +1,354 @@
+// _dsc.Library and _dsc.Function: a built model loaded in this process, and calling its entry
+// functions on NumPy arrays, torch tensors or any DLPack producer without copying them.
+#include "tools/python/ModelBindings.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "runtime/Model.h"
+#include "runtime/dsc_runtime.h"
+#include "tools/python/PythonErrors.h"
+
+namespace nb = nanobind;
+
+namespace dsc::python {
+
+namespace {
+
+using runtime::CallErrorKind;
+using runtime::FunctionInfo;
+using runtime::Model;
+using runtime::TensorInfo;
+
+// The array library a call's results are made for: that of its first argument.
+enum class Framework { None, NumPy, PyTorch };
+
+Framework framework_of(nb::handle obj) {
+  static std::unordered_map<PyTypeObject*, Framework> known; // guarded by the GIL
+  PyTypeObject* type = Py_TYPE(obj.ptr());
+  auto it = known.find(type);
+  if (it != known.end()) return it->second;
+  Framework f = Framework::None;
+  if (nb::hasattr(nb::handle(reinterpret_cast<PyObject*>(type)), "__module__")) {
+    std::string module = nb::cast<std::string>(
+        nb::str(nb::handle(reinterpret_cast<PyObject*>(type)).attr("__module__")));
+    if (module == "numpy") f = Framework::NumPy;
+    if (module == "torch" || module.rfind("torch.", 0) == 0) f = Framework::PyTorch;
+  }
+  known.emplace(type, f);
+  return f;
+}
+
+std::string type_text(const TensorInfo& t) { return t.type_string(); }
+
+std::string signature(const FunctionInfo& f) {
+  std::string s = f.name + "(";
+  for (size_t i = 0; i < f.params.size(); ++i)
+    s += (i ? ", " : "") + f.params[i].name + ": " + type_text(f.params[i]);
+  s += ") -> ";
+  if (f.outputs.size() != 1) s += "(";
+  for (size_t i = 0; i < f.outputs.size(); ++i) s += (i ? ", " : "") + type_text(f.outputs[i]);
+  if (f.outputs.size() != 1) s += ")";
+  for (size_t i = 0; i < f.where_clauses.size(); ++i)
+    s += (i ? ", " : " where ") + f.where_clauses[i];
+  return s;
+}
+
+// Whether `a` is dense row-major (as the runtime requires; a dim of size 1 may have any stride).
+bool dense(const nb::ndarray<nb::ro>& a) {
+  const int64_t* strides = a.stride_ptr();
+  if (!strides || a.size() == 0) return true; // an empty array's strides are never read
+  int64_t expected = 1;
+  for (size_t i = a.ndim(); i-- > 0;) {
+    if (a.shape(i) != 1 && strides[i] != expected) return false;
+    expected *= static_cast<int64_t>(a.shape(i));
+  }
+  return true;
+}
+
+// DLPack's bool (kDLBool, 8 bits) is dsc's bool, which the runtime exchanges as uint8.
+DLTensor view_of(const nb::ndarray<nb::ro>& a) {
+  DLTensor t{};
+  t.data = const_cast<void*>(a.data());
+  t.device = DLDevice{static_cast<DLDeviceType>(a.device_type()), a.device_id()};
+  t.ndim = static_cast<int32_t>(a.ndim());
+  nb::dlpack::dtype d = a.dtype();
+  t.dtype = DLDataType{d.code, d.bits, static_cast<uint16_t>(d.lanes)};
+  if (d.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bool))
+    t.dtype = DLDataType{kDLUInt, 8, 1};
+  t.shape = const_cast<int64_t*>(a.shape_ptr());
+  t.strides = nullptr; // checked dense
+  t.byte_offset = 0;   // a.data() has it applied
+  return t;
+}
+
+} // namespace
+
+// An argument as the call sees it: the caller's object and its DLPack view.
+struct Argument {
+  nb::object object;
+  nb::ndarray<nb::ro> array;
+};
+
+class Function {
+public:
+  Function(std::shared_ptr<const Model> model, const FunctionInfo* info, nb::object prepare)
+      : model_(std::move(model)), info_(info), prepare_(std::move(prepare)),
+        bound_(info->params.size()) {}
+
+  const FunctionInfo& info() const { return *info_; }
+
+  // Gives parameter `name` for every later call, and returns what it keeps (the value, or a
+  // dense copy of it); None unbinds it.
+  nb::object bind(const std::string& name, nb::object value) {
+    size_t i = param_index(name);
+    if (value.is_none()) {
+      bound_[i].reset();
+      return nb::none();
+    }
+    bound_[i] = argument(i, std::move(value));
+    return bound_[i]->object;
+  }
+
+  bool is_bound(const std::string& name) const { return bound_[param_index(name)].has_value(); }
+
+  nb::object call(nb::args args, nb::kwargs kwargs) {
+    const size_t n = info_->params.size();
+    std::vector<Argument> given(n);
+    size_t next = 0, from_kwargs = 0;
+    std::string missing;
+    for (size_t i = 0; i < n; ++i) {
+      const TensorInfo& p = info_->params[i];
+      if (bound_[i]) {
+        if (kwargs.contains(p.name.c_str()))
+          raise(ErrorClass::Input, label() + ": '" + p.name + "' is bound (Module.bind); pass "
+                                   "the other inputs only");
+        given[i] = *bound_[i];
+        continue;
+      }
+      nb::object obj;
+      if (kwargs.contains(p.name.c_str())) {
+        obj = kwargs[p.name.c_str()];
+        ++from_kwargs;
+      } else if (next < args.size()) {
+        obj = nb::borrow(args[next++]);
+      } else {
+        missing += (missing.empty() ? "" : ", ") + p.name + ": " + type_text(p);
+        continue;
+      }
+      given[i] = argument(i, std::move(obj));
+    }
+    if (!missing.empty()) raise(ErrorClass::Input, label() + " is missing inputs: " + missing);
+    if (next < args.size())
+      raise(ErrorClass::Input, label() + " takes " + std::to_string(unbound()) + " input" +
+                                   (unbound() == 1 ? "" : "s") + " (" + unbound_names() +
+                                   "); got " + std::to_string(args.size()) + " positional");
+    if (from_kwargs != kwargs.size()) {
+      for (auto [key, value] : kwargs) {
+        std::string name = nb::cast<std::string>(nb::str(key));
+        bool known = false;
+        for (const TensorInfo& p : info_->params) known |= p.name == name;
+        if (!known)
+          raise(ErrorClass::Input, label() + " has no parameter '" + name + "' (it has " +
+                                       unbound_names() + ")");
+      }
+    }
+
+    std::vector<DLTensor> views(n);
+    std::vector<const DLTensor*> inputs(n);
+    Framework framework = Framework::None;
+    for (size_t i = 0; i < n; ++i) {
+      views[i] = view_of(given[i].array);
+      inputs[i] = &views[i];
+      if (framework == Framework::None && !bound_[i]) framework = framework_of(given[i].object);
+    }
+    runtime::CallResult result;
+    {
+      nb::gil_scoped_release released;
+      result = model_->run(info_->name, inputs);
+    }
+    if (!result.ok()) {
+      ErrorClass cls = result.error_kind == CallErrorKind::Shape   ? ErrorClass::Shape
+                       : result.error_kind == CallErrorKind::Input ? ErrorClass::Input
+                                                                   : ErrorClass::Runtime;
+      raise(cls, result.error);
+    }
+    const size_t outputs = result.outputs.size();
+    nb::list out;
+    for (size_t k = 0; k < outputs; ++k) {
+      const int updated = k < info_->outputs.size() ? info_->outputs[k].updates_param : -1;
+      if (updated >= 0) {
+        out.append(given[static_cast<size_t>(updated)].object); // the caller's own tensor
+        continue;
+      }
+      out.append(wrap(std::move(result.outputs[k]), info_->outputs[k].dtype == "bool", framework));
+    }
+    if (outputs == 1) return out[0];
+    return nb::tuple(out);
+  }
+
+private:
+  std::string label() const { return "'" + info_->name + "'"; }
+
+  size_t param_index(const std::string& name) const {
+    for (size_t i = 0; i < info_->params.size(); ++i)
+      if (info_->params[i].name == name) return i;
+    std::string names;
+    for (const TensorInfo& p : info_->params) names += (names.empty() ? "" : ", ") + p.name;
+    raise(ErrorClass::Input, label() + " has no parameter '" + name + "' (it has " + names + ")");
+  }
+
+  size_t unbound() const {
+    size_t n = 0;
+    for (const auto& b : bound_) n += b ? 0 : 1;
+    return n;
+  }
+
+  std::string unbound_names() const {
+    std::string s;
+    for (size_t i = 0; i < bound_.size(); ++i)
+      if (!bound_[i]) s += (s.empty() ? "" : ", ") + info_->params[i].name;
+    return s.empty() ? "none" : s;
+  }
+
+  // The DLPack view of `obj` for parameter i. What cannot be viewed as it is (a strided array,
+  // a tensor that requires grad) goes through `prepare_` (dsc/module.py: a dense copy, a
+  // detached tensor) first.
+  Argument argument(size_t i, nb::object obj) {
+    Argument a{std::move(obj), {}};
+    if (!nb::try_cast(a.object, a.array, false)) a.object = prepare_(a.object);
+    if (!nb::try_cast(a.object, a.array, false)) {
+      const TensorInfo& p = info_->params[i];
+      raise(ErrorClass::Input,
+            label() + ": input '" + p.name + "' is a " +
+                nb::cast<std::string>(nb::str(nb::handle(a.object.type()).attr("__name__"))) +
+                ", not an array (expected " + type_text(p) +
+                "; pass a NumPy array, a torch tensor or another DLPack producer)");
+    }
+    if (!dense(a.array)) {
+      a.object = prepare_(a.object);
+      if (!nb::try_cast(a.object, a.array, false) || !dense(a.array))
+        raise(ErrorClass::Input, label() + ": input '" + info_->params[i].name +
+                                     "' is not dense row-major and could not be copied to be");
+    }
+    return a;
+  }
+
+  // A result as `framework`'s tensor, owning the runtime's memory (no copy).
+  static nb::object wrap(runtime::Tensor tensor, bool is_bool, Framework framework) {
+    auto* owned = new runtime::Tensor(std::move(tensor));
+    nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<runtime::Tensor*>(p); });
+    std::vector<size_t> shape(owned->shape().begin(), owned->shape().end());
+    DLDataType t = owned->dtype();
+    nb::dlpack::dtype d{t.code, t.bits, t.lanes};
+    if (is_bool) d = nb::dtype<bool>();
+    const int device = owned->device().device_type;
+    if (framework == Framework::NumPy && t.code == kDLBfloat) framework = Framework::None;
+    switch (framework) {
+    case Framework::NumPy:
+      return nb::ndarray<nb::numpy>(owned->data(), shape.size(), shape.data(), owner, nullptr, d,
+                                    device)
+          .cast();
+    case Framework::PyTorch:
+      return nb::ndarray<nb::pytorch>(owned->data(), shape.size(), shape.data(), owner, nullptr,
+                                      d, device)
+          .cast();
+    case Framework::None:
+      break;
+    }
+    return nb::ndarray<>(owned->data(), shape.size(), shape.data(), owner, nullptr, d, device)
+        .cast();
+  }
+
+  std::shared_ptr<const Model> model_;
+  const FunctionInfo* info_;
+  nb::object prepare_;
+  std::vector<std::optional<Argument>> bound_;
+};
+
+namespace {
+
+nb::dict describe_tensor(const TensorInfo& t) {
+  nb::dict d;
+  d["name"] = t.name;
+  d["dtype"] = t.dtype;
+  d["dims"] = t.dims;
+  d["updates_param"] = t.updates_param;
+  return d;
+}
+
+} // namespace
+
+void bind_models(nb::module_& m) {
+  nb::class_<Function>(m, "Function")
+      .def("__call__", &Function::call)
+      .def("bind", &Function::bind, nb::arg("name"), nb::arg("value").none())
+      .def("is_bound", &Function::is_bound)
+      .def_prop_ro("name", [](const Function& f) { return f.info().name; })
+      .def_prop_ro("device", [](const Function& f) {
+        return std::string(runtime::device_kind_name(f.info().device));
+      })
+      .def_prop_ro("params", [](const Function& f) {
+        nb::list l;
+        for (const TensorInfo& t : f.info().params) l.append(describe_tensor(t));
+        return l;
+      })
+      .def_prop_ro("outputs", [](const Function& f) {
+        nb::list l;
+        for (const TensorInfo& t : f.info().outputs) l.append(describe_tensor(t));
+        return l;
+      })
+      .def_prop_ro("where_clauses", [](const Function& f) { return f.info().where_clauses; })
+      .def_prop_ro("signature", [](const Function& f) { return signature(f.info()); })
+      .def("__repr__", [](const Function& f) { return "<dsc.Function " + signature(f.info()) + ">"; });
+
+  // A loaded `.so`: its functions, each made once and kept.
+  struct Library {
+    std::shared_ptr<const Model> model;
+    nb::object prepare;
+  };
+  nb::class_<Library>(m, "Library")
+      .def("__init__",
+           [](Library* self, const std::string& path, nb::object prepare) {
+             std::string error;
+             std::unique_ptr<Model> model;
+             {
+               nb::gil_scoped_release released;
+               model = runtime::load_shared_library(path, &error);
+             }
+             if (!model) raise(ErrorClass::Runtime, error);
+             new (self) Library{std::shared_ptr<const Model>(std::move(model)), std::move(prepare)};
+           })
+      .def_prop_ro("function_names",
+                   [](const Library& l) {
+                     std::vector<std::string> names;
+                     for (const FunctionInfo& f : l.model->manifest().functions) names.push_back(f.name);
+                     return names;
+                   })
+      .def("function", [](const Library& l, const std::string& name) {
+        const FunctionInfo* info = l.model->manifest().find(name);
+        if (!info) raise(ErrorClass::Runtime, "the model has no function '" + name + "'");
+        return Function(l.model, info, l.prepare);
+      });
+
+  m.def("declare_constant", [](nb::ndarray<nb::ro, nb::device::cpu> a) {
+    if (dsc_declare_constant(a.data(), a.nbytes()) != 0) raise(ErrorClass::Runtime, dsc_last_error());
+  });
+  m.def("release_constant", [](nb::ndarray<nb::ro, nb::device::cpu> a) {
+    if (dsc_release_constant(a.data()) != 0) raise(ErrorClass::Runtime, dsc_last_error());
+  });
+  m.def("set_num_threads", [](int n) { dsc_set_num_threads(n); });
+  m.def("get_num_threads", [] { return dsc_get_num_threads(); });
+  m.def("cuda_available", [] {
+    if (dsc_cuda_available() == 0) return std::string();
+    return std::string(dsc_last_error());
+  });
+}
+
+} // namespace dsc::python
