@@ -308,8 +308,10 @@ class Threads(unittest.TestCase):
     def setUpClass(cls):
         cls.m = dsc.compile("fn mm(a: f32[N, K], b: f32[K, M]) -> f32[N, M] { return matmul(a, b) }")
         rng = np.random.default_rng(3)
-        cls.a = rng.standard_normal((384, 384)).astype(np.float32)
-        cls.b = rng.standard_normal((384, 384)).astype(np.float32)
+        # Calls of several ms each, so that the GIL's hand-overs between calls (up to
+        # sys.getswitchinterval(), 5 ms) are small beside them.
+        cls.a = rng.standard_normal((640, 640)).astype(np.float32)
+        cls.b = rng.standard_normal((640, 640)).astype(np.float32)
 
     def setUp(self):
         dsc.set_num_threads(1)
@@ -334,13 +336,13 @@ class Threads(unittest.TestCase):
             self.m.mm(self.a, self.b)
         stop.set()
         counter.join()
-        self.assertGreater(ticks - before, 1000)
+        self.assertGreater(ticks - before, 1000, "the counting thread did not run during the calls")
 
     def test_two_threads_at_once_are_faster_than_one_after_the_other(self):
         if (os.cpu_count() or 1) < 2:
             self.skipTest("one CPU")
         ref = self.a @ self.b
-        calls = 12
+        calls = 8
 
         def work(results):
             for _ in range(calls):

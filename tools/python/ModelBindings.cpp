@@ -60,41 +60,91 @@ std::string signature(const FunctionInfo& f) {
   return s;
 }
 
-// Whether `a` is dense row-major (as the runtime requires; a dim of size 1 may have any stride).
-bool dense(const nb::ndarray<nb::ro>& a) {
-  const int64_t* strides = a.stride_ptr();
-  if (!strides || a.size() == 0) return true; // an empty array's strides are never read
-  int64_t expected = 1;
-  for (size_t i = a.ndim(); i-- > 0;) {
-    if (a.shape(i) != 1 && strides[i] != expected) return false;
-    expected *= static_cast<int64_t>(a.shape(i));
+// Whether a DLPack view is dense row-major (as the runtime requires; a dim of size 1 may have
+// any stride, and an empty tensor's strides are never read).
+bool dense(const DLTensor& t) {
+  if (!t.strides) return true;
+  int64_t expected = 1, elements = 1;
+  for (int32_t i = 0; i < t.ndim; ++i) elements *= t.shape[i];
+  if (elements == 0) return true;
+  for (int32_t i = t.ndim; i-- > 0;) {
+    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
+    expected *= t.shape[i];
   }
   return true;
 }
 
 // DLPack's bool (kDLBool, 8 bits) is dsc's bool, which the runtime exchanges as uint8.
-DLTensor view_of(const nb::ndarray<nb::ro>& a) {
-  DLTensor t{};
-  t.data = const_cast<void*>(a.data());
-  t.device = DLDevice{static_cast<DLDeviceType>(a.device_type()), a.device_id()};
-  t.ndim = static_cast<int32_t>(a.ndim());
-  nb::dlpack::dtype d = a.dtype();
-  t.dtype = DLDataType{d.code, d.bits, static_cast<uint16_t>(d.lanes)};
-  if (d.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bool))
-    t.dtype = DLDataType{kDLUInt, 8, 1};
-  t.shape = const_cast<int64_t*>(a.shape_ptr());
-  t.strides = nullptr; // checked dense
-  t.byte_offset = 0;   // a.data() has it applied
-  return t;
+DLDataType runtime_dtype(DLDataType d) {
+  if (d.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bool)) return DLDataType{kDLUInt, 8, 1};
+  return d;
 }
+
+// torch's own DLPack functions (torch._C._to_dlpack, _from_dlpack), looked up once: a third
+// of the cost of Tensor.__dlpack__ and torch.from_dlpack, which check streams and versions
+// in Python first.
+struct TorchDlpack {
+  nb::object to_dlpack, from_dlpack;
+};
+const TorchDlpack& torch_dlpack() {
+  static TorchDlpack* fns = [] {
+    nb::module_ c = nb::module_::import_("torch._C");
+    return new TorchDlpack{c.attr("_to_dlpack"), c.attr("_from_dlpack")}; // kept for the process
+  }();
+  return *fns;
+}
+
+const char* const kDltensor = "dltensor";
 
 } // namespace
 
-// An argument as the call sees it: the caller's object and its DLPack view.
+// An argument as the call sees it: the caller's object, what keeps its DLPack view valid
+// (nanobind's array, or torch's DLPack capsule), and the view.
 struct Argument {
   nb::object object;
   nb::ndarray<nb::ro> array;
+  nb::object capsule;
+  DLTensor view{};
+  bool viewed() const { return array.is_valid() || capsule.is_valid(); }
 };
+
+namespace {
+
+// The view of `obj` through torch's capsule (torch tensors) or nanobind's DLPack import
+// (NumPy, buffers, other producers). False when it cannot be viewed.
+bool view(nb::handle obj, Framework framework, Argument* out) {
+  if (framework == Framework::PyTorch) {
+    nb::object capsule;
+    try {
+      capsule = torch_dlpack().to_dlpack(obj);
+    } catch (const nb::python_error&) {
+      return false; // a tensor with the conjugate bit, say: prepared first
+    }
+    auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kDltensor));
+    if (!managed) {
+      PyErr_Clear();
+      return false;
+    }
+    out->capsule = std::move(capsule); // its destructor releases the tensor
+    out->view = managed->dl_tensor;
+  } else {
+    nb::ndarray<nb::ro>& array = out->array;
+    if (!nb::try_cast(obj, array, false)) return false;
+    DLTensor& t = out->view;
+    t.data = const_cast<void*>(array.data()); // byte_offset applied
+    t.device = DLDevice{static_cast<DLDeviceType>(array.device_type()), array.device_id()};
+    t.ndim = static_cast<int32_t>(array.ndim());
+    nb::dlpack::dtype d = array.dtype();
+    t.dtype = DLDataType{d.code, d.bits, static_cast<uint16_t>(d.lanes)};
+    t.shape = const_cast<int64_t*>(array.shape_ptr());
+    t.strides = const_cast<int64_t*>(array.stride_ptr());
+    t.byte_offset = 0;
+  }
+  out->view.dtype = runtime_dtype(out->view.dtype);
+  return true;
+}
+
+} // namespace
 
 class Function {
 public:
@@ -160,12 +210,10 @@ public:
       }
     }
 
-    std::vector<DLTensor> views(n);
     std::vector<const DLTensor*> inputs(n);
     Framework framework = Framework::None;
     for (size_t i = 0; i < n; ++i) {
-      views[i] = view_of(given[i].array);
-      inputs[i] = &views[i];
+      inputs[i] = &given[i].view;
       if (framework == Framework::None && !bound_[i]) framework = framework_of(given[i].object);
     }
     runtime::CallResult result;
@@ -221,9 +269,9 @@ private:
   // a tensor that requires grad) goes through `prepare_` (dsc/module.py: a dense copy, a
   // detached tensor) first.
   Argument argument(size_t i, nb::object obj) {
-    Argument a{std::move(obj), {}};
-    if (!nb::try_cast(a.object, a.array, false)) a.object = prepare_(a.object);
-    if (!nb::try_cast(a.object, a.array, false)) {
+    Argument a{std::move(obj), {}, {}, {}};
+    if (!view(a.object, framework_of(a.object), &a)) a.object = prepare_(a.object);
+    if (!a.viewed() && !view(a.object, framework_of(a.object), &a)) {
       const TensorInfo& p = info_->params[i];
       raise(ErrorClass::Input,
             label() + ": input '" + p.name + "' is a " +
@@ -231,9 +279,9 @@ private:
                 ", not an array (expected " + type_text(p) +
                 "; pass a NumPy array, a torch tensor or another DLPack producer)");
     }
-    if (!dense(a.array)) {
+    if (!dense(a.view)) {
       a.object = prepare_(a.object);
-      if (!nb::try_cast(a.object, a.array, false) || !dense(a.array))
+      if (!view(a.object, framework_of(a.object), &a) || !dense(a.view))
         raise(ErrorClass::Input, label() + ": input '" + info_->params[i].name +
                                      "' is not dense row-major and could not be copied to be");
     }
@@ -242,6 +290,7 @@ private:
 
   // A result as `framework`'s tensor, owning the runtime's memory (no copy).
   static nb::object wrap(runtime::Tensor tensor, bool is_bool, Framework framework) {
+    if (framework == Framework::PyTorch) return torch_tensor(std::move(tensor), is_bool);
     auto* owned = new runtime::Tensor(std::move(tensor));
     nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<runtime::Tensor*>(p); });
     std::vector<size_t> shape(owned->shape().begin(), owned->shape().end());
@@ -264,6 +313,37 @@ private:
     }
     return nb::ndarray<>(owned->data(), shape.size(), shape.data(), owner, nullptr, d, device)
         .cast();
+  }
+
+  // A DLPack capsule owning `tensor`, made a torch tensor by torch._C._from_dlpack.
+  static nb::object torch_tensor(runtime::Tensor tensor, bool is_bool) {
+    struct Owned {
+      runtime::Tensor tensor;
+      std::vector<int64_t> shape;
+      DLManagedTensor managed{};
+    };
+    auto* owned = new Owned{std::move(tensor), {}, {}};
+    owned->shape = owned->tensor.shape();
+    DLTensor& t = owned->managed.dl_tensor;
+    t.data = owned->tensor.data();
+    t.device = owned->tensor.device();
+    t.ndim = static_cast<int32_t>(owned->shape.size());
+    t.dtype = is_bool ? DLDataType{static_cast<uint8_t>(nb::dlpack::dtype_code::Bool), 8, 1}
+                      : owned->tensor.dtype();
+    t.shape = owned->shape.data();
+    owned->managed.manager_ctx = owned;
+    owned->managed.deleter = [](DLManagedTensor* m) { delete static_cast<Owned*>(m->manager_ctx); };
+    // Released here unless torch took it (and renamed the capsule "used_dltensor").
+    PyObject* capsule = PyCapsule_New(&owned->managed, kDltensor, [](PyObject* c) {
+      if (!PyCapsule_IsValid(c, kDltensor)) return;
+      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, kDltensor));
+      m->deleter(m);
+    });
+    if (!capsule) {
+      owned->managed.deleter(&owned->managed);
+      throw nb::python_error();
+    }
+    return torch_dlpack().from_dlpack(nb::steal(capsule));
   }
 
   std::shared_ptr<const Model> model_;

@@ -11,16 +11,16 @@
 #include "runtime/HostABI.h"
 
 const char dsc_manifest[] =
-    "{\"version\":6,\"functions\":["
+    "{\"version\":7,\"functions\":["
     "{\"name\":\"scale\",\"host_symbol\":\"cuda_model_scale\",\"device\":\"cuda\","
     "\"params\":[{\"name\":\"x\",\"dtype\":\"f32\",\"dims\":[\"N\"]}],"
     "\"outputs\":[{\"name\":\"output0\",\"dtype\":\"f32\",\"dims\":[\"N\"],\"updates_param\":-1}],"
-    "\"arena_bytes\":\"N*4\",\"peak_bytes\":\"N*4\"},"
+    "\"where_clauses\":[],\"arena_bytes\":\"N*4\",\"peak_bytes\":\"N*4\"},"
     "{\"name\":\"matmul\",\"host_symbol\":\"cuda_model_matmul\",\"device\":\"cuda\","
     "\"params\":[{\"name\":\"a\",\"dtype\":\"f32\",\"dims\":[\"B\",\"M\",\"K\"]},"
     "{\"name\":\"b\",\"dtype\":\"f32\",\"dims\":[\"K\",\"N\"]}],"
     "\"outputs\":[{\"name\":\"output0\",\"dtype\":\"f32\",\"dims\":[\"B\",\"M\",\"N\"],\"updates_param\":-1}],"
-    "\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"}"
+    "\"where_clauses\":[],\"arena_bytes\":\"0\",\"peak_bytes\":\"0\"}"
     "]}";
 
 /* y[i] = 2 * x[i] for i < n, one thread per element. */
