@@ -21,6 +21,8 @@ it is wrapped to count the compiles. The cases:
 - a float argument, which the backend compiles at its first value: another value runs
   eagerly with one warning, and matches eager; with autograd on, the graph runs eagerly,
   with a warning;
+- a model whose weights are changed in place between calls (they are declared constant, so
+  packed once; the version counter makes them packed again): outputs match eager, one compile;
 - `export` of the BERT layer with named Dims: the source must name the symbols B and S with
   their ranges, and running it with the weights it returns must match eager at two shapes;
 - `register()` makes "dsc" one of torch.compile's backends.
@@ -247,6 +249,30 @@ def check_numbers(tally, cli: CountingCompiler, warnings: Warnings) -> None:
                                            f"{cli.compiles - compiles} compiles, warnings {said}"))
 
 
+def check_weights_changed(tally, cli: CountingCompiler) -> None:
+    """The parameters are declared constant (packed once); a weight changed in place is
+    packed again: the compiled model follows it, with no second compile."""
+    torch._dynamo.reset()
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(torch.nn.Linear(48, 96), torch.nn.GELU(),
+                                torch.nn.Linear(96, 40)).eval()
+    compiles = cli.compiles
+    compiled = torch.compile(model, backend="dsc", dynamic=True)
+    g = torch.Generator().manual_seed(4)
+    for i, b in enumerate((3, 7, 7, 13)):
+        if i == 2:
+            with torch.no_grad():
+                model[0].weight.mul_(-2.0)  # in place: the same memory, a new version
+                model[2].weight.copy_(torch.randn(40, 96, generator=g))
+        x = torch.randn(b, 48, generator=g)
+        with torch.no_grad():
+            got, ref = compiled(x), model(x)
+        tally.report(f"weights {'changed in place ' if i >= 2 else ''}#{i} (batch {b}): "
+                     f"{worst(got, ref)}", compare_all(got, ref))
+    tally.report("weights changed in place: one compile",
+                 None if cli.compiles - compiles == 1 else f"{cli.compiles - compiles} compiles")
+
+
 def check_export(tally, cli: CountingCompiler) -> None:
     model, z = models.build("bert", "small")
     B, S = torch.export.Dim("B", min=1, max=64), torch.export.Dim("S", min=1, max=512)
@@ -285,8 +311,9 @@ def main(argv: list[str]) -> int:
     check_mark_dynamic(tally, cli)
     check_fallback(tally, cli, warnings)
     check_numbers(tally, cli, warnings)
-    check_export(tally, cli)
     torch_backend.register()
+    check_weights_changed(tally, cli)
+    check_export(tally, cli)
     tally.report("register: torch.compile knows the backend \"dsc\"",
                  None if "dsc" in torch._dynamo.list_backends(exclude_tags=()) else
                  "not among torch._dynamo.list_backends()")

@@ -212,10 +212,16 @@ public:
 
     std::vector<const DLTensor*> inputs(n);
     Framework framework = Framework::None;
+    bool torch_on_gpu = false;
     for (size_t i = 0; i < n; ++i) {
       inputs[i] = &given[i].view;
       if (framework == Framework::None && !bound_[i]) framework = framework_of(given[i].object);
+      torch_on_gpu |= given[i].capsule.is_valid() && given[i].view.device.device_type == kDLCUDA;
     }
+    // torch writes a CUDA tensor on its own stream, which dsc's stream does not wait for:
+    // the device finishes torch's work first. (dsc's own work is finished when a call
+    // returns, so torch may read the results on any stream.)
+    if (torch_on_gpu) nb::module_::import_("torch.cuda").attr("synchronize")();
     runtime::CallResult result;
     {
       nb::gil_scoped_release released;

@@ -39,6 +39,7 @@ import itertools
 import logging
 import operator
 import re
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -155,7 +156,10 @@ def backend(gm: torch.fx.GraphModule, example_inputs: list) -> Callable[..., Any
     compiled = _Compiler(ep, name, prepared.dim_names(ep), device).run()
     if compiled is None:
         return gm.forward
-    return _Compiled(compiled, prepared.arg_index, prepared.specialized, gm.forward, name)
+    weights = [i for i, t in enumerate(example_inputs)
+               if isinstance(t, torch.nn.Parameter) and t.device.type == "cpu"]
+    return _Compiled(compiled, prepared.arg_index, prepared.specialized, gm.forward, name,
+                     _Constants(weights))
 
 
 def register(name: str = "dsc") -> None:
@@ -509,13 +513,61 @@ class _Outer:
         return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
 
+class _Constants:
+    """The module's parameters, which dynamo passes as arguments, declared constant to the
+    runtime (dsc_declare_constant), so that matmuls pack each weight once instead of on every
+    call, as dsc.Module.bind does. A parameter changed in place (an optimizer step,
+    load_state_dict) bumps its version counter: it is then declared again, and packed again."""
+
+    def __init__(self, positions: list[int]):
+        self.positions = positions
+        self.declared: dict[int, tuple[int, int, torch.Tensor]] = {}  # position -> ptr, version
+        weakref.finalize(self, _release_all, self.declared)
+
+    def refresh(self, args: tuple) -> None:
+        for i in self.positions:
+            t = args[i]
+            seen = self.declared.get(i)
+            if seen is not None and seen[0] == t.data_ptr() and seen[1] == t._version:
+                continue
+            if seen is not None:
+                _release(seen[2])
+            value = t.detach()
+            _release(value)  # a stale declaration of this memory, by anyone
+            try:
+                _dsc().declare_constant(value)
+            except Exception:  # noqa: BLE001 - not declarable (empty): packed per call
+                self.declared.pop(i, None)
+                continue
+            self.declared[i] = (t.data_ptr(), t._version, value)
+
+
+def _dsc():
+    from . import _dsc as extension
+    return extension
+
+
+def _release(value: torch.Tensor) -> None:
+    try:
+        _dsc().release_constant(value)
+    except Exception:  # noqa: BLE001 - not declared
+        pass
+
+
+def _release_all(declared: dict) -> None:
+    for _, _, value in declared.values():
+        _release(value)
+
+
 class _Compiled:
     """What the backend returns to dynamo: called with dynamo's arguments; its tensors go to
     the compiled program. A specialized number that differs runs the graph eagerly."""
 
     def __init__(self, program: Callable[..., tuple], arg_index: list[int],
-                 specialized: list[tuple[int, Any]], eager: Callable[..., Any], name: str):
+                 specialized: list[tuple[int, Any]], eager: Callable[..., Any], name: str,
+                 constants: _Constants):
         self.program = program
+        self.constants = constants
         self.arg_index = arg_index
         self.specialized = specialized
         self.eager = eager
@@ -530,4 +582,5 @@ class _Compiled:
                                    "(said once)", self.name, i, _concrete(args[i]), value)
                     self.warned = True
                 return self.eager(*args)
+        self.constants.refresh(args)
         return self.program(*[args[i] for i in self.arg_index])
