@@ -54,6 +54,19 @@ void report_times(const std::vector<std::pair<const PassInfo*, double>>& times, 
   }
 }
 
+// What the prover did over the run (its stats are the compilation's), and how many Z3
+// queries stopped at a limit: at the resource count (deterministic), or at the wall-clock
+// backstop (which would make the build depend on the machine's load).
+void report_prover(const symbolic::Prover& prover, std::ostream& os) {
+  const symbolic::ProverStats& st = prover.stats();
+  os << "===- dsc prover -===\n"
+     << "  " << st.queries << " queries (" << st.cache_hits << " from the cache), " << st.z3_calls
+     << " by Z3, " << st.unknown << " unknown\n"
+     << "  " << st.z3_resource_limited << " Z3 queries stopped at the resource limit ("
+     << prover.options().z3_resources << "), " << st.z3_timeouts
+     << " at the time backstop (" << prover.options().z3_timeout_ms << " ms)\n";
+}
+
 } // namespace
 
 std::string Pipeline::check_order(Invariants start) const {
@@ -98,7 +111,10 @@ bool Pipeline::run(Compilation& c, PassContext& ctx, const PipelineOptions& opti
     if (wanted && options.print_to) print(*pass, c, options, *options.print_to);
   }
   ctx.instrumentation = outer;
-  if (options.time_passes && options.report_to) report_times(times, *options.report_to);
+  if (options.time_passes && options.report_to) {
+    report_times(times, *options.report_to);
+    report_prover(ctx.prover, *options.report_to);
+  }
   return ok;
 }
 

@@ -287,7 +287,10 @@ ProofResult Prover::decide(const Expr& predicate, const Facts& facts) {
   if (!options_.use_z3)
     return ProofResult{Verdict::Unknown, {}, ProofStage::CaseSplit, "z3 disabled"};
   ++stats_.z3_calls;
-  Z3Outcome z3 = z3_prove(facts.predicates(), predicate, options_.z3_timeout_ms);
+  Z3Outcome z3 = z3_prove(facts.predicates(), predicate,
+                          Z3Budget{options_.z3_resources, options_.z3_timeout_ms});
+  stats_.z3_resource_limited += z3.limit == Z3Outcome::Limit::Resources ? 1 : 0;
+  stats_.z3_timeouts += z3.limit == Z3Outcome::Limit::Time ? 1 : 0;
   return ProofResult{z3.verdict, std::move(z3.counterexample), ProofStage::Z3, z3.reason};
 }
 

@@ -23,6 +23,7 @@
 #include "symbolic/Expr.h"
 #include "symbolic/Facts.h"
 #include "symbolic/Verdict.h"
+#include "symbolic/Z3Backend.h"
 
 namespace dsc::symbolic {
 
@@ -38,7 +39,11 @@ struct ProofResult {
 };
 
 struct ProverOptions {
-  unsigned z3_timeout_ms = 1000;
+  // Z3's budget per query (Z3Backend.h): a deterministic resource count, so that a build does
+  // not depend on the machine's load, and a wall-clock backstop no query within it should
+  // reach (--time-passes reports any that do).
+  uint64_t z3_resources = kDefaultZ3Resources;
+  unsigned z3_timeout_ms = 10000;
   bool use_z3 = true;
   bool use_cache = true;
 };
@@ -49,6 +54,8 @@ struct ProverStats {
   uint64_t by_stage[kProofStageCount] = {}; // indexed by ProofStage; cache hits under Cache
   uint64_t z3_calls = 0;
   uint64_t unknown = 0;
+  uint64_t z3_resource_limited = 0; // Z3 queries stopped by z3_resources
+  uint64_t z3_timeouts = 0;         // Z3 queries stopped by the wall-clock backstop
 };
 
 class Prover {

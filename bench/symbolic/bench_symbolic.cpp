@@ -1,6 +1,7 @@
 // Measures the prover on a corpus of compiler shape queries (see README.md).
 //
-//   bench_symbolic [--corpus FILE] [--timeout-ms N] [--limit N] [--check] [--cached] [--show-z3]
+//   bench_symbolic [--corpus FILE] [--rlimit N] [--timeout-ms N] [--limit N] [--check] [--cached]
+//                  [--show-z3]
 //                  [--repeat N]
 //
 // Each corpus line is `ASSUMPTIONS ;; GOAL` (ASSUMPTIONS `&&`-joined or empty; `#` starts a
@@ -41,7 +42,9 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string corpus = DSC_BENCH_SYMBOLIC_CORPUS;
+  uint64_t resources = ProverOptions().z3_resources;
   unsigned timeout_ms = ProverOptions().z3_timeout_ms;
+  Z3Budget budget() const { return Z3Budget{resources, timeout_ms}; }
   size_t limit = 0; // 0: the whole corpus
   bool check = false;
   bool cached = false;
@@ -180,8 +183,9 @@ std::string rate(size_t count, double seconds) {
   return buffer;
 }
 
-bool hit_time_limit(const ProofResult& r) {
-  return r.stage == ProofStage::Z3 && r.verdict == Verdict::Unknown && r.reason == "timeout";
+bool hit_limit(const ProofResult& r) {
+  return r.stage == ProofStage::Z3 && r.verdict == Verdict::Unknown &&
+         (r.reason == "timeout" || r.reason == "resource limit");
 }
 
 std::vector<Outcome> run_pass(Prover& prover, const std::vector<Query>& queries) {
@@ -212,7 +216,7 @@ void report(const Options& options, const std::vector<Query>& queries,
     ++by_stage[stage][verdict];
     stage_seconds[stage] += o.seconds;
     ++verdicts[verdict];
-    if (hit_time_limit(o.result)) ++timeouts;
+    if (hit_limit(o.result)) ++timeouts;
     total += o.seconds;
     times.push_back(o.seconds);
     if (o.seconds > outcomes[slowest].seconds) slowest = i;
@@ -259,8 +263,8 @@ void report(const Options& options, const std::vector<Query>& queries,
                 stage_name(static_cast<ProofStage>(s)), count, percent(count, n).c_str(),
                 by_stage[s][0], by_stage[s][1], by_stage[s][2]);
   }
-  std::cout << "  z3 time limit    " << timeouts << " queries hit " << options.timeout_ms
-            << " ms\n";
+  std::cout << "  z3 limits        " << timeouts << " queries stopped at " << options.resources
+            << " resources or " << options.timeout_ms << " ms\n";
   std::cout << "  latency          p50 " << us(quantile(0.5)) << ", p90 " << us(quantile(0.9))
             << ", p99 " << us(quantile(0.99)) << ", max " << us(times.empty() ? 0 : times.back())
             << "\n";
@@ -279,18 +283,30 @@ void report(const Options& options, const std::vector<Query>& queries,
               verdict_of(share >= 0.95));
   std::printf("  fast path >= 50000 queries/s      %8.0f  %s\n", fast_rate,
               verdict_of(fast_rate >= 50000));
-  std::printf("  none past the z3 time limit       %8zu  %s\n", timeouts,
+  std::printf("  none past the z3 limits           %8zu  %s\n", timeouts,
               verdict_of(timeouts == 0));
 
   if (!options.show_z3) return;
-  std::cout << "queries decided by z3:\n";
+  // Each query again without a resource limit, for the resources it needs: what calibrates
+  // ProverOptions::z3_resources against time.
+  std::cout << "queries decided by z3 (time, resources needed, verdict):\n";
+  uint64_t most = 0;
+  double resources_per_ms = 0;
   for (size_t i = 0; i < n; ++i) {
     const ProofResult& r = outcomes[i].result;
     if (r.stage != ProofStage::Z3) continue;
-    std::cout << "  " << ms(outcomes[i].seconds) << " " << verdict_name(r.verdict)
-              << (r.reason.empty() ? "" : " (" + r.reason + ")") << " line " << queries[i].line
-              << ": " << queries[i].text << "\n";
+    Z3Outcome unlimited = z3_prove(queries[i].facts.predicates(), queries[i].goal,
+                                   Z3Budget{0, options.timeout_ms});
+    most = std::max(most, unlimited.resources_used);
+    if (outcomes[i].seconds > 0)
+      resources_per_ms = std::max(resources_per_ms, double(unlimited.resources_used) /
+                                                        (outcomes[i].seconds * 1e3));
+    std::cout << "  " << ms(outcomes[i].seconds) << " " << unlimited.resources_used << " "
+              << verdict_name(r.verdict) << (r.reason.empty() ? "" : " (" + r.reason + ")")
+              << " line " << queries[i].line << ": " << queries[i].text << "\n";
   }
+  std::cout << "  most resources one query needed: " << most << "; at most " << resources_per_ms
+            << " resources per ms\n";
 }
 
 // Audits the measured answers; returns the number of problems found.
@@ -315,7 +331,7 @@ size_t check(const Options& options, const std::vector<Query>& queries,
     }
     // Z3's own answers have nothing independent to be compared with here.
     if (r.stage == ProofStage::Z3 || r.verdict == Verdict::Unknown) continue;
-    Z3Outcome z3 = z3_prove(q.facts.predicates(), q.goal, options.timeout_ms);
+    Z3Outcome z3 = z3_prove(q.facts.predicates(), q.goal, options.budget());
     if (z3.verdict == Verdict::Unknown) {
       ++z3_undecided;
       continue;
@@ -339,6 +355,7 @@ size_t check(const Options& options, const std::vector<Query>& queries,
 void cached_passes(const Options& options, const std::vector<Query>& queries) {
   ProverOptions prover_options;
   prover_options.z3_timeout_ms = options.timeout_ms;
+  prover_options.z3_resources = options.resources;
   prover_options.use_cache = true;
   Prover prover(prover_options);
   for (int pass = 1; pass <= 2; ++pass) {
@@ -354,7 +371,7 @@ void cached_passes(const Options& options, const std::vector<Query>& queries) {
 }
 
 int usage() {
-  std::cerr << "usage: bench_symbolic [--corpus FILE] [--timeout-ms N] [--limit N] [--check]\n"
+  std::cerr << "usage: bench_symbolic [--corpus FILE] [--rlimit N] [--timeout-ms N] [--limit N] [--check]\n"
                "                      [--cached] [--show-z3] [--repeat N]\n";
   return 2;
 }
@@ -381,6 +398,8 @@ int run(int argc, char** argv) {
       options.show_z3 = true;
     } else if (arg == "--corpus" && i + 1 < argc) {
       options.corpus = argv[++i];
+    } else if (arg == "--rlimit" && i + 1 < argc && parse_number(argv[++i], value)) {
+      options.resources = value;
     } else if (arg == "--timeout-ms" && i + 1 < argc && parse_number(argv[++i], value)) {
       options.timeout_ms = static_cast<unsigned>(value);
     } else if (arg == "--limit" && i + 1 < argc && parse_number(argv[++i], value)) {
@@ -400,17 +419,18 @@ int run(int argc, char** argv) {
   double facts_seconds = seconds_since(start);
 
   std::cout << "bench_symbolic: " << options.corpus << "\n";
-  std::cout << "  " << queries.size() << " queries, z3 time limit " << options.timeout_ms
-            << " ms, facts built in " << ms(facts_seconds) << " ("
+  std::cout << "  " << queries.size() << " queries, z3 limits " << options.resources
+            << " resources and " << options.timeout_ms << " ms, facts built in " << ms(facts_seconds) << " ("
             << us(queries.empty() ? 0 : facts_seconds / double(queries.size()))
             << " per query, not in the times below)\n";
 
   // Z3 builds its per-thread context on first use; a compiler pays that once per thread, so it
   // is kept out of the first query's time.
-  z3_prove({}, BoolConst::make(true), options.timeout_ms);
+  z3_prove({}, BoolConst::make(true), options.budget());
 
   ProverOptions prover_options;
   prover_options.z3_timeout_ms = options.timeout_ms;
+  prover_options.z3_resources = options.resources;
   prover_options.use_cache = false;
   Prover prover(prover_options);
   std::vector<Outcome> outcomes = run_pass(prover, queries);

@@ -16,7 +16,7 @@ namespace dsc::dscc {
 namespace {
 
 constexpr const char* kProveUsage =
-    R"(usage: dscc prove [--assume FACT]... [--timeout-ms=N] [--explain] FACT
+    R"(usage: dscc prove [--assume FACT]... [--rlimit=N] [--timeout-ms=N] [--explain] FACT
 
 Decides whether FACT holds for every value of its symbols (all symbols are tensor
 dimensions, so each is >= 0) that satisfies the assumptions. Prints one line:
@@ -29,7 +29,9 @@ max(a, b), == != < <= > >= (chainable: 1 <= S <= 512), && || !, parentheses.
 
 options:
   --assume FACT      an assumption (repeatable)
-  --timeout-ms=N     Z3's time limit for the query (default 1000)
+  --rlimit=N         Z3's resource limit for the query, a count that does not depend on the
+                     machine's speed or load (default 20000; 0: none)
+  --timeout-ms=N     Z3's wall-clock backstop for the query (default 10000)
   --explain          also print, on stderr, the canonical form and which stage decided
 )";
 
@@ -79,6 +81,15 @@ int run_prove(const Args& args) {
     }
     if (a.rfind("--assume=", 0) == 0) {
       assumptions.push_back(a.substr(9));
+      continue;
+    }
+    if (a.rfind("--rlimit=", 0) == 0) {
+      unsigned resources = 0;
+      if (!parse_uint(a.substr(9), &resources)) {
+        std::cerr << "dscc prove: error: --rlimit needs a non-negative integer\n";
+        return 1;
+      }
+      options.z3_resources = resources;
       continue;
     }
     if (a.rfind("--timeout-ms=", 0) == 0) {

@@ -21,9 +21,16 @@ namespace {
 // nonlinear arithmetic is heuristic: goals with squares such as `x*x <= y*y` given `x <= y`
 // usually take milliseconds but occasionally seconds, so the tests avoid them.)
 constexpr unsigned kTimeoutMs = 20000;
+// No resource limit: the queries meant to be decided are decided.
+constexpr Z3Budget kGenerous{0, kTimeoutMs};
+
+// Only the wall-clock backstop, of `ms`.
+Z3Budget time_only(unsigned ms) {
+  return Z3Budget{0, ms};
+}
 
 Z3Outcome prove(const Expr& goal, const std::vector<Expr>& assumptions = {}) {
-  return z3_prove(assumptions, goal, kTimeoutMs);
+  return z3_prove(assumptions, goal, kGenerous);
 }
 
 // The contract of a Disproved outcome: every symbol of the question has a value (>= 0, as all
@@ -246,10 +253,37 @@ TEST_F(Z3BackendTest, TimeoutGivesUnknown) {
   // can only end by the time limit.
   std::vector<Expr> assumptions = {le(1, x), le(1, y), le(1, z)};
   Expr goal = ne(x * x * x + y * y * y, z * z * z);
-  Z3Outcome outcome = z3_prove(assumptions, goal, 1);
+  Z3Outcome outcome = z3_prove(assumptions, goal, time_only(1));
   EXPECT_EQ(outcome.verdict, Verdict::Unknown);
   EXPECT_EQ(outcome.reason, "timeout");
+  EXPECT_EQ(outcome.limit, Z3Outcome::Limit::Time);
   EXPECT_TRUE(outcome.counterexample.empty());
+}
+
+TEST_F(Z3BackendTest, ResourceLimitGivesUnknownTheSameWayEveryTime) {
+  // The same hard query under a resource count stops the same way each time, whatever the
+  // load: the verdict of a build does not depend on the machine's speed.
+  std::vector<Expr> assumptions = {le(1, x), le(1, y), le(1, z)};
+  Expr goal = ne(x * x * x + y * y * y, z * z * z);
+  Z3Outcome first = z3_prove(assumptions, goal, Z3Budget{2000, kTimeoutMs});
+  EXPECT_EQ(first.verdict, Verdict::Unknown);
+  for (int i = 0; i < 4; ++i) {
+    Z3Outcome again = z3_prove(assumptions, goal, Z3Budget{2000, kTimeoutMs});
+    EXPECT_EQ(again.verdict, Verdict::Unknown);
+    EXPECT_EQ(again.reason, first.reason);
+  }
+  // At the default budget (about 1.4 s of this query on the development machines) the
+  // resource count is what stops it.
+  Z3Outcome outcome = z3_prove(assumptions, goal, Z3Budget{kDefaultZ3Resources, kTimeoutMs});
+  EXPECT_EQ(outcome.verdict, Verdict::Unknown);
+  EXPECT_EQ(outcome.reason, "resource limit");
+  EXPECT_EQ(outcome.limit, Z3Outcome::Limit::Resources);
+  // An easy query fits in the default budget, and reports what it used.
+  Z3Outcome easy =
+      z3_prove({}, eq(floordiv(x * 4, 2), 2 * x), Z3Budget{kDefaultZ3Resources, kTimeoutMs});
+  EXPECT_EQ(easy.verdict, Verdict::Proved);
+  EXPECT_GT(easy.resources_used, 0u);
+  EXPECT_LT(easy.resources_used, kDefaultZ3Resources);
 }
 
 TEST_F(Z3BackendTest, RecoversAfterTimeouts) {
@@ -257,12 +291,13 @@ TEST_F(Z3BackendTest, RecoversAfterTimeouts) {
   std::vector<Expr> assumptions = {le(1, x), le(1, y), le(1, z)};
   Expr hard = ne(x * x * x + y * y * y, z * z * z);
   for (int i = 0; i < 10; ++i) {
-    EXPECT_EQ(z3_prove(assumptions, hard, static_cast<unsigned>(i % 3)).verdict, Verdict::Unknown);
+    EXPECT_EQ(z3_prove(assumptions, hard, time_only(static_cast<unsigned>(i % 3) + 1)).verdict,
+              Verdict::Unknown);
     expect_proved(lt(x, x + 1));
     expect_disproved(eq(x + 1, y * 2));
   }
   std::thread other([&] {
-    EXPECT_EQ(z3_prove(assumptions, hard, 5).verdict, Verdict::Unknown);
+    EXPECT_EQ(z3_prove(assumptions, hard, time_only(5)).verdict, Verdict::Unknown);
     expect_proved(lt(x, x + 1));
   });
   expect_proved(eq(x * y, y * x));
@@ -287,12 +322,18 @@ TEST_F(Z3BackendTest, ModelThatOverflowsInEvalIsUnknown) {
   EXPECT_TRUE(outcome.counterexample.empty());
 }
 
-TEST_F(Z3BackendTest, RepeatedQueriesGiveValidCounterexamples) {
-  // The context is reused, so a repeated query may get a different model, but always a valid
-  // one.
+TEST_F(Z3BackendTest, RepeatedQueriesGiveTheSameCounterexample) {
+  // Each query has a fresh context and a fixed seed: its answer is a function of the question
+  // alone, whatever was asked before.
   Expr goal = ne(x * y + z, 2 * w + 41);
-  for (int i = 0; i < 5; ++i)
-    expect_disproved(goal);
+  Z3Outcome first = prove(goal);
+  ASSERT_EQ(first.verdict, Verdict::Disproved);
+  for (int i = 0; i < 5; ++i) {
+    expect_proved(lt(x, x + 1)); // something else asked in between
+    Z3Outcome again = prove(goal);
+    EXPECT_EQ(again.verdict, Verdict::Disproved);
+    EXPECT_EQ(again.counterexample, first.counterexample);
+  }
 }
 
 TEST_F(Z3BackendTest, ThreadsEachUseTheirOwnContext) {
@@ -304,8 +345,8 @@ TEST_F(Z3BackendTest, ThreadsEachUseTheirOwnContext) {
       for (int i = 0; i < 40; ++i) {
         Expr proved = eq(floordiv((x + i) * 4, 2), 2 * x + 2 * i);
         Expr disproved = eq(floordiv(x + i, 2) * 2, x + i);
-        if (z3_prove({}, proved, kTimeoutMs).verdict != Verdict::Proved) ++failures[t];
-        if (z3_prove({}, disproved, kTimeoutMs).verdict != Verdict::Disproved) ++failures[t];
+        if (z3_prove({}, proved, kGenerous).verdict != Verdict::Proved) ++failures[t];
+        if (z3_prove({}, disproved, kGenerous).verdict != Verdict::Disproved) ++failures[t];
       }
     });
   }
