@@ -274,6 +274,46 @@ class Errors(unittest.TestCase):
         self.assertIn("CUDA", str(e.exception))
 
 
+class CudaEmulated(unittest.TestCase):
+    """target="cuda" on the CUDA block emulator (ctest python_cuda_emulated sets
+    DSC_CUDA_EMULATE=1): arrays copied to the device with dsc.to_device, results on the device
+    copied back with dsc.to_host, against NumPy at awkward shapes."""
+
+    def setUp(self):
+        if os.environ.get("DSC_CUDA_EMULATE") != "1":
+            self.skipTest("needs DSC_CUDA_EMULATE=1 (ctest python_cuda_emulated)")
+
+    def test_elementwise_and_matmul_on_the_emulated_device(self):
+        self.assertTrue(dsc.cuda_available())
+        ew = dsc.compile(ELEMENTWISE, target="cuda")
+        mm = dsc.compile("fn mm(a: f32[N, K], b: f32[K, M]) -> f32[N, M] { return matmul(a, b) }",
+                         target="cuda")
+        rng = np.random.default_rng(5)
+        for n, d in SHAPES:
+            x = rng.standard_normal((n, d)).astype(np.float32)
+            s = rng.standard_normal(d).astype(np.float32)
+            b = rng.standard_normal(d).astype(np.float32)
+            y = ew.scale_shift(dsc.to_device(x), dsc.to_device(s), dsc.to_device(b))
+            self.assertEqual(y.__dlpack_device__()[0], 2)  # kDLCUDA
+            np.testing.assert_allclose(dsc.to_host(y), x * s + b, rtol=1e-6)
+            np.testing.assert_array_equal(dsc.to_host(ew.positive(dsc.to_device(x))), x > 0)
+            a = rng.standard_normal((n, 5)).astype(np.float32)
+            w = rng.standard_normal((5, d)).astype(np.float32)
+            np.testing.assert_allclose(dsc.to_host(mm.mm(dsc.to_device(a), dsc.to_device(w))),
+                                       a @ w, rtol=1e-4, atol=1e-4)
+
+    def test_host_arrays_are_refused_by_a_cuda_function(self):
+        ew = dsc.compile(ELEMENTWISE, target="cuda")
+        v = np.ones(3, np.float32)
+        with self.assertRaises(dsc.InputError) as e:
+            ew.scale_shift(np.ones((2, 3), np.float32), v, v)
+        self.assertIn("expected a CUDA tensor", str(e.exception))
+
+    def test_to_device_refuses_other_devices(self):
+        with self.assertRaises(dsc.InputError):
+            dsc.to_device(np.ones(3, np.float32), "tpu")
+
+
 class Introspection(unittest.TestCase):
     def test_check(self):
         r = dsc.check(MLP)

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "runtime/Model.h"
+#include "runtime/cuda/DeviceTensor.h"
 #include "runtime/dsc_runtime.h"
 #include "tools/python/PythonErrors.h"
 
@@ -95,6 +96,67 @@ const TorchDlpack& torch_dlpack() {
 }
 
 const char* const kDltensor = "dltensor";
+
+// A DLPack capsule owning `tensor`, made a torch tensor by torch._C._from_dlpack.
+nb::object torch_tensor(runtime::Tensor tensor, bool is_bool) {
+  struct Owned {
+    runtime::Tensor tensor;
+    std::vector<int64_t> shape;
+    DLManagedTensor managed{};
+  };
+  auto* owned = new Owned{std::move(tensor), {}, {}};
+  owned->shape = owned->tensor.shape();
+  DLTensor& t = owned->managed.dl_tensor;
+  t.data = owned->tensor.data();
+  t.device = owned->tensor.device();
+  t.ndim = static_cast<int32_t>(owned->shape.size());
+  t.dtype = is_bool ? DLDataType{static_cast<uint8_t>(nb::dlpack::dtype_code::Bool), 8, 1}
+                    : owned->tensor.dtype();
+  t.shape = owned->shape.data();
+  owned->managed.manager_ctx = owned;
+  owned->managed.deleter = [](DLManagedTensor* m) { delete static_cast<Owned*>(m->manager_ctx); };
+  // Released here unless torch took it (and renamed the capsule "used_dltensor").
+  PyObject* capsule = PyCapsule_New(&owned->managed, kDltensor, [](PyObject* c) {
+    if (!PyCapsule_IsValid(c, kDltensor)) return;
+    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, kDltensor));
+    m->deleter(m);
+  });
+  if (!capsule) {
+    owned->managed.deleter(&owned->managed);
+    throw nb::python_error();
+  }
+  return torch_dlpack().from_dlpack(nb::steal(capsule));
+}
+
+// A result as `framework`'s tensor, owning the runtime's memory (no copy).
+nb::object wrap(runtime::Tensor tensor, bool is_bool, Framework framework) {
+  if (framework == Framework::PyTorch) return torch_tensor(std::move(tensor), is_bool);
+  auto* owned = new runtime::Tensor(std::move(tensor));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<runtime::Tensor*>(p); });
+  std::vector<size_t> shape(owned->shape().begin(), owned->shape().end());
+  DLDataType t = owned->dtype();
+  nb::dlpack::dtype d{t.code, t.bits, t.lanes};
+  if (is_bool) d = nb::dtype<bool>();
+  const int device = owned->device().device_type;
+  // NumPy holds neither bfloat16 nor device memory: those are DLPack objects (array API).
+  if (framework == Framework::NumPy && (t.code == kDLBfloat || device != kDLCPU))
+    framework = Framework::None;
+  switch (framework) {
+  case Framework::NumPy:
+    return nb::ndarray<nb::numpy>(owned->data(), shape.size(), shape.data(), owner, nullptr, d,
+                                  device)
+        .cast();
+  case Framework::PyTorch:
+    return nb::ndarray<nb::pytorch>(owned->data(), shape.size(), shape.data(), owner, nullptr,
+                                    d, device)
+        .cast();
+  case Framework::None:
+    break;
+  }
+  return nb::ndarray<nb::array_api>(owned->data(), shape.size(), shape.data(), owner, nullptr, d,
+                                    device)
+      .cast();
+}
 
 } // namespace
 
@@ -294,64 +356,6 @@ private:
     return a;
   }
 
-  // A result as `framework`'s tensor, owning the runtime's memory (no copy).
-  static nb::object wrap(runtime::Tensor tensor, bool is_bool, Framework framework) {
-    if (framework == Framework::PyTorch) return torch_tensor(std::move(tensor), is_bool);
-    auto* owned = new runtime::Tensor(std::move(tensor));
-    nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<runtime::Tensor*>(p); });
-    std::vector<size_t> shape(owned->shape().begin(), owned->shape().end());
-    DLDataType t = owned->dtype();
-    nb::dlpack::dtype d{t.code, t.bits, t.lanes};
-    if (is_bool) d = nb::dtype<bool>();
-    const int device = owned->device().device_type;
-    if (framework == Framework::NumPy && t.code == kDLBfloat) framework = Framework::None;
-    switch (framework) {
-    case Framework::NumPy:
-      return nb::ndarray<nb::numpy>(owned->data(), shape.size(), shape.data(), owner, nullptr, d,
-                                    device)
-          .cast();
-    case Framework::PyTorch:
-      return nb::ndarray<nb::pytorch>(owned->data(), shape.size(), shape.data(), owner, nullptr,
-                                      d, device)
-          .cast();
-    case Framework::None:
-      break;
-    }
-    return nb::ndarray<>(owned->data(), shape.size(), shape.data(), owner, nullptr, d, device)
-        .cast();
-  }
-
-  // A DLPack capsule owning `tensor`, made a torch tensor by torch._C._from_dlpack.
-  static nb::object torch_tensor(runtime::Tensor tensor, bool is_bool) {
-    struct Owned {
-      runtime::Tensor tensor;
-      std::vector<int64_t> shape;
-      DLManagedTensor managed{};
-    };
-    auto* owned = new Owned{std::move(tensor), {}, {}};
-    owned->shape = owned->tensor.shape();
-    DLTensor& t = owned->managed.dl_tensor;
-    t.data = owned->tensor.data();
-    t.device = owned->tensor.device();
-    t.ndim = static_cast<int32_t>(owned->shape.size());
-    t.dtype = is_bool ? DLDataType{static_cast<uint8_t>(nb::dlpack::dtype_code::Bool), 8, 1}
-                      : owned->tensor.dtype();
-    t.shape = owned->shape.data();
-    owned->managed.manager_ctx = owned;
-    owned->managed.deleter = [](DLManagedTensor* m) { delete static_cast<Owned*>(m->manager_ctx); };
-    // Released here unless torch took it (and renamed the capsule "used_dltensor").
-    PyObject* capsule = PyCapsule_New(&owned->managed, kDltensor, [](PyObject* c) {
-      if (!PyCapsule_IsValid(c, kDltensor)) return;
-      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, kDltensor));
-      m->deleter(m);
-    });
-    if (!capsule) {
-      owned->managed.deleter(&owned->managed);
-      throw nb::python_error();
-    }
-    return torch_dlpack().from_dlpack(nb::steal(capsule));
-  }
-
   std::shared_ptr<const Model> model_;
   const FunctionInfo* info_;
   nb::object prepare_;
@@ -428,6 +432,32 @@ void bind_models(nb::module_& m) {
   });
   m.def("release_constant", [](nb::ndarray<nb::ro, nb::device::cpu> a) {
     if (dsc_release_constant(a.data()) != 0) raise(ErrorClass::Runtime, dsc_last_error());
+  });
+  // A dense copy of an array on "cpu" or "cuda" (the GPU, or the block emulator under
+  // DSC_CUDA_EMULATE=1), for callers with no GPU array library of their own: a NumPy array on
+  // the host, a DLPack object on the GPU.
+  m.def("copy_to", [](nb::object obj, const std::string& device, nb::object prepare) {
+    Argument a{std::move(obj), {}, {}, {}};
+    Framework framework = framework_of(a.object);
+    if (!view(a.object, framework, &a) || !dense(a.view)) {
+      a.object = prepare(a.object);
+      a.array = {};
+      a.capsule = {};
+      if (!view(a.object, framework_of(a.object), &a) || !dense(a.view))
+        raise(ErrorClass::Input, "copy_to: the argument is not a dense array");
+    }
+    if (device != "cpu" && device != "cuda")
+      raise(ErrorClass::Input, "copy_to: the device is \"cpu\" or \"cuda\", not \"" + device + "\"");
+    const bool is_bool =
+        a.array.is_valid() && a.array.dtype().code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bool);
+    std::string error;
+    std::optional<runtime::Tensor> copy;
+    {
+      nb::gil_scoped_release released;
+      copy = runtime::cuda::copy_to(a.view, device == "cuda" ? kDLCUDA : kDLCPU, &error);
+    }
+    if (!copy) raise(ErrorClass::Runtime, "copy_to " + device + ": " + error);
+    return wrap(std::move(*copy), is_bool, device == "cpu" ? Framework::NumPy : Framework::None);
   });
   m.def("set_num_threads", [](int n) { dsc_set_num_threads(n); });
   m.def("get_num_threads", [] { return dsc_get_num_threads(); });

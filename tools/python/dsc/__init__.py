@@ -26,7 +26,8 @@ _dsc._set_error_classes(CompileError, ShapeError, InputError, RuntimeError)
 __all__ = [
     "CheckResult", "CompileError", "Error", "Function", "InputError", "Module", "Proof",
     "RuntimeError", "ShapeError", "check", "compile", "cuda_available", "export",
-    "get_num_threads", "load", "prove", "register_torch_backend", "set_num_threads",
+    "get_num_threads", "load", "prove", "register_torch_backend", "set_num_threads", "to_device",
+    "to_host",
 ]
 __version__ = "0.1.0"
 
@@ -40,6 +41,20 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> int:
     """The runtime's thread pool size."""
     return _dsc.get_num_threads()
+
+
+def to_device(array, device: str = "cuda"):
+    """A dense copy of `array` (NumPy, torch or any DLPack producer) on `device`: "cuda" (the
+    GPU, or the block emulator under DSC_CUDA_EMULATE=1) gives a DLPack object that functions
+    compiled with target="cuda" take and torch.from_dlpack reads; "cpu" gives a NumPy array.
+    For NumPy users with no GPU array library; torch users pass CUDA tensors directly."""
+    from .module import _prepare
+    return _dsc.copy_to(array, device, _prepare)
+
+
+def to_host(array):
+    """A NumPy array holding a copy of `array` (a result on the GPU, say)."""
+    return to_device(array, "cpu")
 
 
 def cuda_available() -> bool:
