@@ -167,6 +167,7 @@ struct Argument {
   nb::ndarray<nb::ro> array;
   nb::object capsule;
   DLTensor view{};
+  bool is_bool = false; // DLPack's bool, which `view` holds as uint8, as the runtime does
   bool viewed() const { return array.is_valid() || capsule.is_valid(); }
 };
 
@@ -202,6 +203,7 @@ bool view(nb::handle obj, Framework framework, Argument* out) {
     t.strides = const_cast<int64_t*>(array.stride_ptr());
     t.byte_offset = 0;
   }
+  out->is_bool = out->view.dtype.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bool);
   out->view.dtype = runtime_dtype(out->view.dtype);
   return true;
 }
@@ -353,6 +355,14 @@ private:
         raise(ErrorClass::Input, label() + ": input '" + info_->params[i].name +
                                      "' is not dense row-major and could not be copied to be");
     }
+    // The runtime takes uint8 for bool (the C API's convention); from Python a bool
+    // parameter takes bool arrays only, and nothing else takes one.
+    const TensorInfo& p = info_->params[i];
+    if (a.is_bool != (p.dtype == "bool")) {
+      std::string actual = a.is_bool ? "bool" : runtime::describe_dtype(a.view.dtype);
+      raise(ErrorClass::Input, "input '" + p.name + "' is " + actual + "; expected " +
+                                   type_text(p) + (a.is_bool ? "" : " (pass a bool array)"));
+    }
     return a;
   }
 
@@ -448,8 +458,7 @@ void bind_models(nb::module_& m) {
     }
     if (device != "cpu" && device != "cuda")
       raise(ErrorClass::Input, "copy_to: the device is \"cpu\" or \"cuda\", not \"" + device + "\"");
-    const bool is_bool =
-        a.array.is_valid() && a.array.dtype().code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bool);
+    const bool is_bool = a.is_bool;
     std::string error;
     std::optional<runtime::Tensor> copy;
     {
