@@ -246,6 +246,25 @@ private:
       return false;
     }
     for (size_t i = 0; i < b.vars.size(); ++i) values_[b.vars[i]->name] = {(*ids)[i]};
+    return b.vars.size() != 1 || !b.has_asserted_type || bind_asserted_symbols(b, (*ids)[0]);
+  }
+
+  // A symbol a type assertion names first (`let idx: i64[K, 1] = nonzero(...)`) takes the
+  // value's dim: a run-time symbol bound here, to the dim's value (the data-dependent count
+  // nnz0, or an expression of the inputs' symbols that inline_calls could not resolve), so
+  // that a later type naming it (the return type, a reshape's target) can be computed.
+  bool bind_asserted_symbols(const ir::Binding& b, int id) {
+    const ir::Type& declared = b.vars[0]->type;
+    if (!declared.is_tensor()) return true;
+    const std::vector<Expr> actual = p_.buffers[id].shape;
+    for (size_t a = 0; a < declared.shape.size() && a < actual.size(); ++a) {
+      const auto* s = declared.shape[a].as<symbolic::Sym>();
+      if (!s || bound_.count(s->name) || actual[a].same_as(declared.shape[a])) continue;
+      if (!add_runtime_symbol(declared.shape[a], actual[a],
+                              "dim " + std::to_string(a) + " of '" + b.vars[0]->name + "'", b.loc,
+                              -1, actual[a]))
+        return false;
+    }
     return true;
   }
 
