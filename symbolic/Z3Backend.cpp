@@ -334,7 +334,8 @@ Z3Outcome decide(z3::context& context, const std::vector<Expr>& assumptions, con
   const uint64_t before = resources_used(solver); // the context's count so far
   z3::check_result result = solver.check();
   if (limit.disarm()) return unknown("timeout", Z3Outcome::Limit::Time);
-  const uint64_t used = resources_used(solver) - std::min(before, resources_used(solver));
+  const uint64_t after = resources_used(solver);
+  const uint64_t used = after - std::min(before, after);
   if (result == z3::unsat) {
     Z3Outcome outcome;
     outcome.verdict = Verdict::Proved;

@@ -86,11 +86,14 @@ DLDataType runtime_dtype(DLDataType d) {
 // in Python first.
 struct TorchDlpack {
   nb::object to_dlpack, from_dlpack;
+  nb::object cuda_synchronize; // torch.cuda.synchronize
 };
 const TorchDlpack& torch_dlpack() {
   static TorchDlpack* fns = [] {
     nb::module_ c = nb::module_::import_("torch._C");
-    return new TorchDlpack{c.attr("_to_dlpack"), c.attr("_from_dlpack")}; // kept for the process
+    nb::module_ cuda = nb::module_::import_("torch.cuda");
+    return new TorchDlpack{c.attr("_to_dlpack"), c.attr("_from_dlpack"),
+                           cuda.attr("synchronize")}; // kept for the process
   }();
   return *fns;
 }
@@ -208,6 +211,21 @@ bool view(nb::handle obj, Framework framework, Argument* out) {
   return true;
 }
 
+enum class Viewed { Dense, NotAnArray, NotDense };
+
+// `obj` viewed dense in *out. What cannot be viewed as it is (a strided array, a tensor that
+// requires grad) goes through `prepare` (dsc/module.py: a dense copy, a detached tensor)
+// first.
+Viewed dense_view(nb::object obj, nb::handle prepare, Argument* out) {
+  out->object = std::move(obj);
+  if (view(out->object, framework_of(out->object), out) && dense(out->view)) return Viewed::Dense;
+  const bool was_array = out->viewed();
+  *out = Argument{prepare(out->object), {}, {}, {}};
+  if (!view(out->object, framework_of(out->object), out))
+    return was_array ? Viewed::NotDense : Viewed::NotAnArray;
+  return dense(out->view) ? Viewed::Dense : Viewed::NotDense;
+}
+
 } // namespace
 
 class Function {
@@ -285,7 +303,7 @@ public:
     // torch writes a CUDA tensor on its own stream, which dsc's stream does not wait for:
     // the device finishes torch's work first. (dsc's own work is finished when a call
     // returns, so torch may read the results on any stream.)
-    if (torch_on_gpu) nb::module_::import_("torch.cuda").attr("synchronize")();
+    if (torch_on_gpu) torch_dlpack().cuda_synchronize();
     runtime::CallResult result;
     {
       nb::gil_scoped_release released;
@@ -335,29 +353,25 @@ private:
     return s.empty() ? "none" : s;
   }
 
-  // The DLPack view of `obj` for parameter i. What cannot be viewed as it is (a strided array,
-  // a tensor that requires grad) goes through `prepare_` (dsc/module.py: a dense copy, a
-  // detached tensor) first.
+  // The DLPack view of `obj` for parameter i (dense_view), checked against the parameter.
   Argument argument(size_t i, nb::object obj) {
-    Argument a{std::move(obj), {}, {}, {}};
-    if (!view(a.object, framework_of(a.object), &a)) a.object = prepare_(a.object);
-    if (!a.viewed() && !view(a.object, framework_of(a.object), &a)) {
-      const TensorInfo& p = info_->params[i];
+    const TensorInfo& p = info_->params[i];
+    Argument a;
+    switch (dense_view(std::move(obj), prepare_, &a)) {
+    case Viewed::Dense:
+      break;
+    case Viewed::NotAnArray:
       raise(ErrorClass::Input,
             label() + ": input '" + p.name + "' is a " +
                 nb::cast<std::string>(nb::str(nb::handle(a.object.type()).attr("__name__"))) +
                 ", not an array (expected " + type_text(p) +
                 "; pass a NumPy array, a torch tensor or another DLPack producer)");
-    }
-    if (!dense(a.view)) {
-      a.object = prepare_(a.object);
-      if (!view(a.object, framework_of(a.object), &a) || !dense(a.view))
-        raise(ErrorClass::Input, label() + ": input '" + info_->params[i].name +
-                                     "' is not dense row-major and could not be copied to be");
+    case Viewed::NotDense:
+      raise(ErrorClass::Input, label() + ": input '" + p.name +
+                                   "' is not dense row-major and could not be copied to be");
     }
     // The runtime takes uint8 for bool (the C API's convention); from Python a bool
     // parameter takes bool arrays only, and nothing else takes one.
-    const TensorInfo& p = info_->params[i];
     if (a.is_bool != (p.dtype == "bool")) {
       std::string actual = a.is_bool ? "bool" : runtime::describe_dtype(a.view.dtype);
       raise(ErrorClass::Input, "input '" + p.name + "' is " + actual + "; expected " +
@@ -447,15 +461,9 @@ void bind_models(nb::module_& m) {
   // DSC_CUDA_EMULATE=1), for callers with no GPU array library of their own: a NumPy array on
   // the host, a DLPack object on the GPU.
   m.def("copy_to", [](nb::object obj, const std::string& device, nb::object prepare) {
-    Argument a{std::move(obj), {}, {}, {}};
-    Framework framework = framework_of(a.object);
-    if (!view(a.object, framework, &a) || !dense(a.view)) {
-      a.object = prepare(a.object);
-      a.array = {};
-      a.capsule = {};
-      if (!view(a.object, framework_of(a.object), &a) || !dense(a.view))
-        raise(ErrorClass::Input, "copy_to: the argument is not a dense array");
-    }
+    Argument a;
+    if (dense_view(std::move(obj), prepare, &a) != Viewed::Dense)
+      raise(ErrorClass::Input, "copy_to: the argument is not an array that can be made dense");
     if (device != "cpu" && device != "cuda")
       raise(ErrorClass::Input, "copy_to: the device is \"cpu\" or \"cuda\", not \"" + device + "\"");
     const bool is_bool = a.is_bool;

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _dsc
-from .errors import InputError
+from .errors import Error, InputError
 from .source import read_source
 
 __all__ = ["Module", "compile", "load"]
@@ -200,7 +200,7 @@ class Module:
         are."""
         try:
             _dsc.declare_constant(value)
-        except (TypeError, _dsc_errors()):
+        except (TypeError, Error):
             return
         self._constants.append(value)
 
@@ -222,11 +222,6 @@ class Module:
             raise InputError(f"Module.{what} needs the module's source: it is known for "
                              "modules from dsc.compile, not for dsc.load")
         return self._source
-
-
-def _dsc_errors() -> type:
-    from .errors import Error
-    return Error
 
 
 def _release_constants(constants: list[Any]) -> None:

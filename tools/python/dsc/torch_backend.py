@@ -55,6 +55,8 @@ from torch.export.graph_signature import (ExportGraphSignature, InputKind, Input
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from . import _dsc
+
 logger = logging.getLogger("dsc")
 
 def _compile_source(source: str, entry: str, target: str) -> Callable[..., Any]:
@@ -535,21 +537,16 @@ class _Constants:
             value = t.detach()
             _release(value)  # a stale declaration of this memory, by anyone
             try:
-                _dsc().declare_constant(value)
+                _dsc.declare_constant(value)
             except Exception:  # noqa: BLE001 - not declarable (empty): packed per call
                 self.declared.pop(i, None)
                 continue
             self.declared[i] = (t.data_ptr(), t._version, value)
 
 
-def _dsc():
-    from . import _dsc as extension
-    return extension
-
-
 def _release(value: torch.Tensor) -> None:
     try:
-        _dsc().release_constant(value)
+        _dsc.release_constant(value)
     except Exception:  # noqa: BLE001 - not declared
         pass
 
