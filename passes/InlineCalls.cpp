@@ -4,6 +4,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/Functor.h"
 #include "ir/OpRegistry.h"
 #include "passes/IRUtil.h"
 #include "passes/LinearDim.h"
@@ -50,8 +51,10 @@ public:
       taken_.insert(base);
       return base;
     }
-    for (int k = 1;; ++k) {
-      std::string n = base + "_" + std::to_string(k);
+    // Names are never released, so every number below the last one given for `base` is taken:
+    // the search starts after it (a chain of N ops names its N temporaries in linear time).
+    for (int& k = next_number_[base];;) {
+      std::string n = base + "_" + std::to_string(++k);
       if (taken_.count(n) || claimed_.count(n)) continue;
       taken_.insert(n);
       return n;
@@ -61,6 +64,7 @@ public:
 private:
   std::set<std::string> taken_;
   std::set<std::string> claimed_;
+  std::map<std::string, int> next_number_;
 };
 
 // A value while a body is flattened: an atom (a var, a literal, or an attribute such as a
@@ -926,17 +930,41 @@ private:
     return one.module.decls.front().fn;
   }
 
-  // The module with `f` in place of the fn of the same name (calls resolve against it).
+  // The module `f` is typed in: `f`, in place of the fn of the same name, and the fns it calls
+  // (transitively), prims and externs. Not the other fns: typing each of F fns once per round
+  // in a module of all F would take time quadratic in F.
   ir::Module module_with(const Ref<ir::Function>& f) {
+    std::set<std::string> called;
+    std::vector<const ir::Function*> work{f.get()};
+    while (!work.empty()) {
+      const ir::Function* g = work.back();
+      work.pop_back();
+      for (const std::string& callee : callees(g->body)) {
+        if (callee == f->name || !called.insert(callee).second) continue;
+        if (Ref<ir::Function> h = typed_.function(callee)) work.push_back(h.get());
+      }
+    }
     ir::Module m;
     m.imports = imports_;
     for (const ir::Module::Decl& d : typed_.decls) {
       if (d.fn && d.fn->name == f->name)
         m.add(f);
-      else
+      else if (!d.fn || called.count(d.fn->name))
         m.decls.push_back(d);
     }
     return m;
+  }
+
+  static std::set<std::string> callees(const Expr& body) {
+    struct Calls : ir::IRVisitor {
+      std::set<std::string> names;
+      void visit_node(const ir::Call* c) override {
+        names.insert(c->callee);
+        ir::IRVisitor::visit_node(c);
+      }
+    } calls;
+    calls.visit(body);
+    return std::move(calls.names);
   }
 
   // infer_shapes on the flattened fn; null (after an error naming `original`) on failure.

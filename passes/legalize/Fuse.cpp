@@ -183,19 +183,24 @@ void Fuser::refuse(const FnItem& producer, const FnItem& consumer, std::string w
 void Fuser::report_refusals() {
   if (!log_) return;
   std::map<std::string, size_t> line_of;
+  std::map<std::string, std::set<size_t>> kernels_on_line;
   for (Refusal& r : refusals_) {
     const FnItem& p = items_[r.producer];
     std::set<size_t> a = kernels_of(r.producer), b = kernels_of(r.consumer);
     bool together = std::any_of(a.begin(), a.end(), [&](size_t k) { return b.count(k) > 0; });
     if (together || reshapes_a_library_result(p)) continue;
+    // One line per producer and reason, naming each consumer kernel once (down a chain, every
+    // op after a split is refused the same producer in turn, all of them one kernel).
+    std::string key = std::to_string(r.producer) + "/" + r.why;
+    std::set<size_t>& named = kernels_on_line[key];
+    if (std::includes(named.begin(), named.end(), b.begin(), b.end())) continue;
+    named.insert(b.begin(), b.end());
     FusionDecision d;
     d.fn = ctx_.fn().name;
     d.variant = ctx_.variant();
     d.ops = {p.ops.back(), items_[r.consumer].ops.back()};
     d.refused = std::move(r.why);
     d.facts = std::move(r.facts);
-    // One line per producer and reason, naming every consumer it stays apart from.
-    std::string key = std::to_string(r.producer) + "/" + d.refused;
     auto it = line_of.find(key);
     if (it == line_of.end()) {
       line_of[key] = log_->decisions.size();

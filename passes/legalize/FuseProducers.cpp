@@ -23,6 +23,12 @@ namespace {
 constexpr size_t kDuplicableNodes = 48;
 // ... and when it reads at most this many buffers.
 constexpr size_t kDuplicableBuffers = 4;
+// The most scalar nodes one fused element may hold (docs/dscc.md, "Limits"), as TVM bounds a
+// fused function's depth: a chain of thousands of elementwise ops becomes kernels of this size
+// each, so that fusing costs time linear in the chain's length (each inlining copies at most
+// this much) and every kernel stays a size LLVM compiles quickly. The models in the zoo fuse
+// elements of at most 180 nodes; a split costs one store and one load per this many nodes.
+constexpr size_t kMaxFusedNodes = 1024;
 
 struct ElementCost {
   size_t nodes = 0;
@@ -327,6 +333,16 @@ bool Fuser::inline_map(FnItem& c, size_t k, FnItem& p, size_t o) {
       return false;
     }
   }
+  size_t consumer_nodes = 0;
+  for (Element* e : elements(d))
+    consumer_nodes += cost_of(*e).nodes;
+  std::set<Indices, IndicesLess> distinct(loads->begin(), loads->end());
+  if (consumer_nodes + distinct.size() * cost.nodes > kMaxFusedNodes) {
+    refuse(p, c,
+           "the fused element would exceed " + std::to_string(kMaxFusedNodes) +
+               " scalar operations, the most one kernel holds");
+    return false;
+  }
   // Each element of `c`, with a copy of p's element per distinct index; a copy read more
   // than once, or read where the consumer guards, is a local of its own.
   for (Element* e : elements(d)) {
@@ -361,6 +377,12 @@ bool Fuser::inline_map(FnItem& c, size_t k, FnItem& p, size_t o) {
   }
   remove_input(c, buffer);
   absorb(c, p, std::move(facts));
+  // Its last reader has it now: dropped at once, so that a long chain keeps one fused element
+  // alive at a time rather than every prefix of it.
+  drop_if_unread(p);
+  if (p.dropped)
+    for (MapOutput& m : p.desc->maps)
+      m.element = Element{};
   return true;
 }
 
@@ -382,7 +404,7 @@ Element Fuser::instantiate(ComputeDesc& c, const ComputeDesc& p, size_t o, const
 void Fuser::drop_absorbed() {
   for (size_t i = items_.size(); i-- > 0;) {
     FnItem& it = items_[i];
-    if (it.absorbed && it.desc) drop_if_unread(it);
+    if (it.absorbed && it.desc && !it.dropped) drop_if_unread(it);
   }
 }
 
