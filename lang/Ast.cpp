@@ -49,10 +49,33 @@ ExprPtr make_unary(Op op, SourceLoc loc, ExprPtr x) {
   return e;
 }
 
+namespace {
+
+// The grammar's levels of binary operators (lang/Parser.y's %left lines, loosest first).
+int level(Op op) {
+  switch (op) {
+  case Op::Or:
+    return 0;
+  case Op::And:
+    return 1;
+  case Op::Add:
+  case Op::Sub:
+    return 2;
+  default:
+    return 3; // * / %
+  }
+}
+
+} // namespace
+
 ExprPtr make_binary(Op op, SourceLoc loc, ExprPtr a, ExprPtr b) {
   ExprPtr e = make_leaf(ExprKind::Binary, loc);
   e->op = op;
-  e->height = 1 + std::max(height(a), height(b));
+  // `a + b + c` at one level counts as one level of nesting, however long: the chain's
+  // height is its tallest operand's, plus one.
+  bool chained = a && a->kind == ExprKind::Binary && !a->parenthesized && level(a->op) == level(op);
+  e->height = chained ? std::max(a->height, 1 + height(b)) : 1 + std::max(height(a), height(b));
+  e->chain_length = chained ? a->chain_length + 1 : 1;
   e->operands.push_back(std::move(a));
   e->operands.push_back(std::move(b));
   return e;

@@ -4,9 +4,10 @@
 // serves graph code, prim code, dims and `where` clauses alike (the resolver decides what an
 // expression means from where it stands).
 //
-// Nodes own their children through unique_ptr. Every node records its height (1 for a leaf);
-// the parser caps it at kMaxNesting so that the recursive walkers, and the destructors, never
-// run deep enough to overflow the stack on hostile input.
+// Nodes own their children through unique_ptr. Every node records its height (1 for a leaf,
+// a chain of one level's binary operators counting once); the parser caps it at kMaxNesting,
+// and a chain's length at kMaxChainLength, so that the recursive walkers, and the destructors,
+// never run deep enough to overflow the compiler's stack on hostile input.
 
 #include <cstdint>
 #include <memory>
@@ -18,6 +19,10 @@
 namespace dsc::lang::ast {
 
 inline constexpr int kMaxNesting = 256;
+// A chain of binary operators of one level counts as one level of nesting, up to this many
+// operators; the walkers recurse once per link, on the compiler's large stack
+// (support/LargeStack.h).
+inline constexpr int kMaxChainLength = 65536;
 
 // A token range; diagnostics point at `begin`.
 struct Span {
@@ -73,6 +78,9 @@ struct Expr {
   ExprKind kind = ExprKind::Error;
   SourceLoc loc; // the operator for Unary/Binary/Compare, else the first token
   int height = 1;
+  // Binary: the operators in the chain of one level it ends (`a + b - c`: 2), which counts as
+  // one level of nesting (kMaxNesting) however long, up to kMaxChainLength.
+  int chain_length = 0;
   bool parenthesized = false; // written inside `( )`, so `-(1)` does not fold to a literal
 
   std::string text; // Name (dotted), String, Call's callee

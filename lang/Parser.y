@@ -68,6 +68,7 @@ public:
 
 private:
   void too_deep(SourceLoc loc);
+  void too_long(SourceLoc loc);
 
   Lexer lexer_;
   DiagnosticEngine& diags_;
@@ -76,6 +77,7 @@ private:
   Token last_;                     // the most recent token, which is the lookahead at an error
   int bracket_depth_ = 0;
   bool too_deep_ = false;          // reported; later syntax errors are consequences
+  bool too_long_ = false;          // a chain too long, reported
   bool stopped_ = false;           // the lexer was cut off: only End follows
   uint32_t last_error_line_ = 0;   // at most one syntax error per line
 };
@@ -928,7 +930,20 @@ void ParseDriver::too_deep(SourceLoc loc) {
                             std::to_string(ast::kMaxNesting) + " levels deep"});
 }
 
+void ParseDriver::too_long(SourceLoc loc) {
+  if (too_long_) return;
+  too_long_ = true;
+  diags_.error(loc, "chain of operators is too long")
+      .notes.push_back({SourceLoc{}, "operators of one level (`+ -`, `* / %`, `&&`, `||`) may "
+                                     "chain at most " +
+                                         std::to_string(ast::kMaxChainLength) + " in a row"});
+}
+
 ast::ExprPtr ParseDriver::cap(ast::ExprPtr e) {
+  if (e && e->chain_length > ast::kMaxChainLength) {
+    too_long(e->loc);
+    return ast::make_leaf(ast::ExprKind::Error, e->loc);
+  }
   if (!e || e->height <= ast::kMaxNesting) return e;
   too_deep(e->loc);
   return ast::make_leaf(ast::ExprKind::Error, e->loc);

@@ -698,8 +698,10 @@ bool GraphResolver::is_dim_like(const ast::Expr& e, bool in_list) const {
   case ast::ExprKind::Unary:
     return e.op == ast::Op::Neg && is_dim_like(*e.operands[0], in_list);
   case ast::ExprKind::Binary:
-    return is_arith(e.op) && is_dim_like(*e.operands[0], in_list) &&
-           is_dim_like(*e.operands[1], in_list);
+    // The right operand first: down a long chain of values (`x + x + ... + x`, left-deep) the
+    // answer comes at once, not from the far end of the chain at every link.
+    return is_arith(e.op) && is_dim_like(*e.operands[1], in_list) &&
+           is_dim_like(*e.operands[0], in_list);
   case ast::ExprKind::Call:
     if (!symbolic::function(e.text) || e.args.size() != 2) return false;
     return std::all_of(e.args.begin(), e.args.end(), [&](const ast::Arg& a) {
@@ -768,7 +770,7 @@ ir::Expr GraphResolver::name_value(const ast::Expr& e) {
 ir::Expr GraphResolver::value(const ast::Expr& e) {
   // An integer expression over symbols (`end=S-1`, or a bare `S`) is a dim: it becomes a
   // one-dim ShapeExpr, the only graph form of a symbolic integer.
-  if (mentions_name(e) && is_dim_like(e, /*in_list=*/false)) {
+  if (is_dim_like(e, /*in_list=*/false) && mentions_name(e)) {
     std::optional<symbolic::Expr> d = dim(e, /*in_list=*/false);
     if (!d) return ir::Expr();
     return ir::ShapeExpr::make({*d}, e.loc);

@@ -21,8 +21,10 @@ namespace sym = symbolic;
 using ir::Expr;
 using SymbolMap = std::map<std::string, sym::Expr>;
 
-// Calls nest at most this deep (infer_shapes instantiates 32 levels); one level per round.
-constexpr int kMaxRounds = 40;
+// Calls nest at most this deep below an entry (docs/dscc.md, "Limits"; infer_shapes
+// instantiates fns with `tensor` parameters 32 levels deep). Each round inlines one level, and
+// one more round finds nothing left to inline.
+constexpr int kMaxCallDepth = 40;
 
 // Names of one round: vars and symbols share one namespace, callees' names are avoided, and
 // the fn's own bindings keep their names (callee bindings inlined before them get others).
@@ -884,8 +886,9 @@ private:
     Ref<ir::Function> current = f, last_flat;
     std::vector<ir::ShapeFact> facts = f->facts;
     for (int round = 0;; ++round) {
-      if (round == kMaxRounds) {
-        ctx_.diags.error(f->loc, "inline_calls: calls nest too deeply in '" + f->name +
+      if (round > kMaxCallDepth) {
+        ctx_.diags.error(f->loc, "inline_calls: calls nest more than " +
+                                     std::to_string(kMaxCallDepth) + " deep in '" + f->name +
                                      "' (is a fn recursive?)");
         return f;
       }

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/RoutineFailure.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/gemm/ConstantPacks.h"
 #include "runtime/gemm/Packing.h"
@@ -267,9 +268,11 @@ extern "C" void dsc_rt_conv2d_f32(const float* x, const float* w, float* y, int6
                                   int64_t oh, int64_t ow, int64_t groups, int64_t stride_h,
                                   int64_t stride_w, int64_t pad_h, int64_t pad_w,
                                   int64_t dilation_h, int64_t dilation_w) {
-  using namespace dsc::runtime;
-  conv2d_f32(x, w, y,
-             Conv2dShape{n, c, h, width, o, kh, kw, oh, ow, groups, stride_h, stride_w, pad_h,
-                         pad_w, dilation_h, dilation_w},
-             kColumnFloats);
+  dsc::runtime::run_routine(__func__, [&] {
+    using namespace dsc::runtime;
+    conv2d_f32(x, w, y,
+               Conv2dShape{n, c, h, width, o, kh, kw, oh, ow, groups, stride_h, stride_w, pad_h,
+                           pad_w, dilation_h, dilation_w},
+               kColumnFloats);
+  });
 }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "runtime/FaultInjection.h"
 #include "runtime/Tensor.h"
 
 namespace dsc::runtime {
@@ -64,7 +65,9 @@ void* aligned_allocate(uint64_t bytes, const std::string& what, std::string* err
   if (bytes > allocation_limit())
     return fail("the machine has " + describe_bytes(allocation_limit()) + " of memory");
   uint64_t rounded = bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, static_cast<size_t>(rounded));
+  void* p = faults::fail_now(faults::Site::Allocation)
+                ? nullptr
+                : std::aligned_alloc(kAlignment, static_cast<size_t>(rounded));
   if (!p) return fail("out of memory");
   return p;
 }

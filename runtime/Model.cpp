@@ -1,5 +1,7 @@
 #include "runtime/Model.h"
 
+#include "runtime/RoutineFailure.h"
+
 #include "runtime/HostCall.h"
 #include "runtime/cuda/Device.h"
 
@@ -44,8 +46,12 @@ CallResult call_host_function(const FunctionInfo& info, dsc_host_function fn,
   if (!check_device(info, &result.error)) return result;
   dsc_call call(&info);
   call.inputs = inputs.data();
+  take_routine_failure(); // none left over from a routine called outside a model call
   int32_t status = fn(&call, inputs.data());
   result.arena_bytes = call.arena_bytes;
+  // A library routine that could not run (runtime/RoutineFailure.h) left its result unwritten.
+  if (std::optional<std::string> failed = take_routine_failure())
+    call.fail("the call of '" + info.name + "' failed: " + *failed);
   if (info.device == DeviceKind::Cuda) {
     // Also after a failure: the outputs and the arena may not be released while kernels
     // still use them. The host code's own error comes first.

@@ -7,6 +7,7 @@
 #include <string>
 #include <system_error>
 
+#include "runtime/FaultInjection.h"
 #include "runtime/Matmul.h"
 
 namespace dsc::runtime {
@@ -83,6 +84,8 @@ void ThreadPool::start_workers(int num_threads) {
   const uint64_t generation = generation_.load(std::memory_order_relaxed);
   for (int i = 1; i < num_threads; ++i) {
     try {
+      if (faults::fail_now(faults::Site::ThreadStart))
+        throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
       workers_.emplace_back([this, generation] { worker_main(generation); });
     } catch (const std::system_error&) {
       break; // the system will not give more threads (ulimit, pids.max): use those we have

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -42,11 +43,28 @@ public:
   // chunk, the pool has one thread, or another loop is running.
   void parallel_for(dsc_parallel_body body, void* context, int64_t n, int64_t grain);
 
-  // For any callable f(int64_t begin, int64_t end).
+  // For any callable f(int64_t begin, int64_t end). An exception f throws on any thread (a
+  // GEMM scratch that cannot be allocated) is rethrown here once the loop is over, the first
+  // one thrown; the chunks not started by then are skipped.
   template <typename F> void parallel_for(int64_t n, int64_t grain, F&& f) {
+    struct Loop {
+      std::remove_reference_t<F>* f = nullptr;
+      std::atomic<bool> failed{false};
+      std::exception_ptr error;
+    } loop;
+    loop.f = &f;
     parallel_for(
-        [](void* c, int64_t b, int64_t e) { (*static_cast<std::remove_reference_t<F>*>(c))(b, e); },
-        &f, n, grain);
+        [](void* c, int64_t b, int64_t e) {
+          auto* l = static_cast<Loop*>(c);
+          if (l->failed.load(std::memory_order_relaxed)) return;
+          try {
+            (*l->f)(b, e);
+          } catch (...) {
+            if (!l->failed.exchange(true)) l->error = std::current_exception();
+          }
+        },
+        &loop, n, grain);
+    if (loop.error) std::rethrow_exception(loop.error);
   }
 
   // Whether the current thread is running a chunk of a loop (a worker, or a caller inside

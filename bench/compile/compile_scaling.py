@@ -61,7 +61,7 @@ FAMILIES = {"chain": chain, "fan": fan, "funcs": funcs, "deep": deep}
 # Sizes of the table, and the (n, 2n) pairs of --check: large enough that a build takes a
 # measurable fraction of a second, small enough that the check takes seconds.
 TABLE_SIZES = {"chain": [1000, 2000, 5000, 10000], "fan": [1000, 2000, 4000],
-               "funcs": [100, 200, 400], "deep": [10, 20, 40]}
+               "funcs": [100, 200, 400], "deep": [10, 20, 40]}  # 40: the most calls may nest
 CHECK_SIZES = {"chain": 2500, "fan": 1000, "funcs": 100}
 
 

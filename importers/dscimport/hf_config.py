@@ -14,6 +14,11 @@ ACTIVATIONS = {"gelu": "nn.gelu", "gelu_new": "nn.gelu_tanh",
                "swish": "nn.silu"}
 
 
+# The largest size a config field may give (a dim, a count of layers or positions): past it
+# the config is refused before anything is allocated from it.
+MAX_SIZE = 1 << 24
+
+
 class Config:
     def __init__(self, config: dict):
         self.data = config
@@ -33,19 +38,27 @@ class Config:
         return default
 
     def int(self, key: str, default=_MISSING, minimum: int = 1) -> int:
-        """A whole number >= minimum. A wrong value is a problem and reads as `minimum`, so
-        that the shapes computed from it stay valid while the other fields are checked."""
+        """A whole number >= minimum and at most MAX_SIZE. A wrong value is a problem and
+        reads as `minimum`, so that the shapes computed from it stay valid while the other
+        fields are checked."""
         v = self.get(key, default)
-        if v is None and default is not None:
+        if v is None and key in self.data and default is not _MISSING and default is not None:
+            v = default  # null stands for the default, as transformers reads it
+        if v is None and key not in self.data and default is not None:
             return minimum
         if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
             self.problem(f"config.json's '{key}' is {v!r}: expected an integer >= {minimum}")
+            return minimum
+        if v > MAX_SIZE:
+            self.problem(f"config.json's '{key}' is {v!r}: expected at most {MAX_SIZE}")
             return minimum
         return v
 
     def float(self, key: str, default=_MISSING) -> float:
         v = self.get(key, default)
-        if v is None and default is not None:
+        if v is None and key in self.data and default is not _MISSING and default is not None:
+            v = default  # null stands for the default, as transformers reads it
+        if v is None and key not in self.data and default is not None:
             return 1.0
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             self.problem(f"config.json's '{key}' is {v!r}: expected a number")
@@ -62,7 +75,7 @@ class Config:
     def activation(self, key: str, default=_MISSING) -> str:
         """The nn.dsc function of an activation field."""
         v = self.get(key, default)
-        if v not in ACTIVATIONS:
+        if not isinstance(v, str) or v not in ACTIVATIONS:
             self.problem(f"config.json's '{key}' is {v!r}: hf2dsc implements "
                          f"{', '.join(sorted(ACTIVATIONS))}")
             return "nn.relu"

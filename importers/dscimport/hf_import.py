@@ -78,7 +78,7 @@ def architecture(cfg: Config) -> tuple[object, str]:
     archs = cfg.data.get("architectures")
     arch = archs[0] if isinstance(archs, list) and len(archs) == 1 and \
         isinstance(archs[0], str) else None
-    if model_type not in FAMILIES:
+    if not isinstance(model_type, str) or model_type not in FAMILIES:
         known = ", ".join(f"{t} ({', '.join(a)})" for t, (_, a) in FAMILIES.items())
         cfg.problem(f"model_type {model_type!r} is not supported; hf2dsc imports {known}")
         return None, ""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib.util
 
 from .hf_attention import attend_fn, heads_expr
-from .hf_config import Config
+from .hf_config import MAX_SIZE, Config
 from .hf_decoder import LAYER_WHERE, Decoder, cache_lines, layer_params, layer_result, write
 from .hf_text import call, comment, flt, fn_header, fn_open, norm, norm_functions
 from .hf_weights import WeightTable
@@ -109,9 +109,9 @@ def build(cfg: Config, table: WeightTable, arch: str, header: str) -> tuple[str,
     nh = cfg.int("num_attention_heads")
     kv = cfg.int("num_key_value_heads", nh)
     hd = cfg.data.get("head_dim") or (hid // nh if hid % nh == 0 else 0)
-    if isinstance(hd, bool) or not isinstance(hd, int) or hd < 2 or hd % 2:
+    if isinstance(hd, bool) or not isinstance(hd, int) or hd < 2 or hd % 2 or hd > MAX_SIZE:
         cfg.problem(f"the head dim is {hd!r} (head_dim, else hidden_size / "
-                    f"num_attention_heads): expected an even integer >= 2")
+                    f"num_attention_heads): expected an even integer from 2 to {MAX_SIZE}")
         hd = 2
     inter = cfg.int("intermediate_size")
     layers = cfg.int("num_hidden_layers")

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "runtime/HostABI.h"
+#include "runtime/RoutineFailure.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/gemm/Gemm.h"
 #include "runtime/gemm/Scratch.h"
@@ -104,21 +105,23 @@ extern "C" void dsc_rt_gemm_chain_f32_epilogue(const float* a, const float* b, c
                                                const int64_t* row_bytes, int64_t num_buffers,
                                                const int64_t* symbols, int64_t num_symbols,
                                                int64_t rows_slot, int64_t first_row_slot) {
-  using namespace dsc::runtime::gemm;
-  if (epilogue) {
-    check_epilogue_args("dsc_rt_gemm_chain_f32_epilogue", num_buffers, num_symbols, rows_slot,
-                        first_row_slot);
-    if (num_buffers < 1) return; // no result to run on: documented as doing nothing
-  }
-  const dsc_strided_chain& s = *chain;
-  for (int64_t x : {s.a_offset, s.a_outer, s.a_inner, s.a_row, s.a_col, s.b_offset, s.b_outer,
-                    s.b_inner, s.b_row, s.b_col, s.d_offset, s.d_outer, s.d_inner, s.d_row, s.d_col,
-                    s.c_offset, s.c_outer, s.c_inner, s.c_row})
-    if (x < 0) return; // documented as doing nothing
-  const Epilogue e{.kernel = epilogue, .buffers = buffers, .row_bytes = row_bytes,
-                   .num_buffers = num_buffers, .symbols = symbols, .num_symbols = num_symbols,
-                   .rows_slot = rows_slot, .first_row_slot = first_row_slot};
-  const Chain products{a + s.a_offset, b + s.b_offset, d + s.d_offset, c + s.c_offset, s,
-                       epilogue ? &e : nullptr};
-  products.run();
+  dsc::runtime::run_routine(__func__, [&] {
+    using namespace dsc::runtime::gemm;
+    if (epilogue) {
+      check_epilogue_args("dsc_rt_gemm_chain_f32_epilogue", num_buffers, num_symbols, rows_slot,
+                          first_row_slot);
+      if (num_buffers < 1) return; // no result to run on: documented as doing nothing
+    }
+    const dsc_strided_chain& s = *chain;
+    for (int64_t x : {s.a_offset, s.a_outer, s.a_inner, s.a_row, s.a_col, s.b_offset, s.b_outer,
+                      s.b_inner, s.b_row, s.b_col, s.d_offset, s.d_outer, s.d_inner, s.d_row, s.d_col,
+                      s.c_offset, s.c_outer, s.c_inner, s.c_row})
+      if (x < 0) return; // documented as doing nothing
+    const Epilogue e{.kernel = epilogue, .buffers = buffers, .row_bytes = row_bytes,
+                     .num_buffers = num_buffers, .symbols = symbols, .num_symbols = num_symbols,
+                     .rows_slot = rows_slot, .first_row_slot = first_row_slot};
+    const Chain products{a + s.a_offset, b + s.b_offset, d + s.d_offset, c + s.c_offset, s,
+                         epilogue ? &e : nullptr};
+    products.run();
+  });
 }

@@ -7,6 +7,7 @@
 #include <shared_mutex>
 #include <tuple>
 
+#include "runtime/FaultInjection.h"
 #include "runtime/gemm/Packing.h"
 
 namespace dsc::runtime::gemm {
@@ -38,8 +39,10 @@ Range* containing(Registry& r, uintptr_t begin, uintptr_t end) {
 
 std::shared_ptr<const float[]> pack_whole(const GemmKernels& K, const Product& p) {
   const int64_t nr = K.nr, nc_max = column_block(nr);
-  std::shared_ptr<float[]> out(new (std::nothrow)
-                                   float[static_cast<size_t>(packed_b_floats(K, p.n, p.k))]);
+  std::shared_ptr<float[]> out(
+      faults::fail_now(faults::Site::Allocation)
+          ? nullptr
+          : new (std::nothrow) float[static_cast<size_t>(packed_b_floats(K, p.n, p.k))]);
   if (!out) return nullptr; // no memory for the pack: the product packs as it goes
   for (int64_t j0 = 0; j0 < p.n; j0 += nc_max) {
     const int64_t nc = std::min(nc_max, p.n - j0);

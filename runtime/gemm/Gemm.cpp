@@ -12,6 +12,7 @@
 
 #include "runtime/HostABI.h"
 #include "runtime/Matmul.h"
+#include "runtime/RoutineFailure.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/gemm/ConstantPacks.h"
 #include "runtime/gemm/Driver.h"
@@ -311,8 +312,10 @@ extern "C" void dsc_rt_gemm_f32_strided_epilogue(const float* a, const float* bm
                                                  const int64_t* row_bytes, int64_t num_buffers,
                                                  const int64_t* symbols, int64_t num_symbols,
                                                  int64_t rows_slot, int64_t first_row_slot) {
-  using namespace dsc::runtime::gemm;
-  strided_entry("dsc_rt_gemm_f32_strided_epilogue", kernels(), Product{.a = a, .b = bm, .c = c},
-                *product, epilogue, buffers, row_bytes, num_buffers, symbols, num_symbols,
-                rows_slot, first_row_slot);
+  dsc::runtime::run_routine(__func__, [&] {
+    using namespace dsc::runtime::gemm;
+    strided_entry("dsc_rt_gemm_f32_strided_epilogue", kernels(), Product{.a = a, .b = bm, .c = c},
+                  *product, epilogue, buffers, row_bytes, num_buffers, symbols, num_symbols,
+                  rows_slot, first_row_slot);
+  });
 }

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "runtime/HostABI.h"
+#include "runtime/RoutineFailure.h"
 #include "runtime/gemm/ConstantPacks.h"
 #include "runtime/gemm/Driver.h"
 #include "runtime/gemm/Scratch.h"
@@ -223,31 +224,39 @@ void half_entry(const char* entry, const uint16_t* a, const uint16_t* bm, uint16
 
 extern "C" void dsc_rt_gemm_bf16_strided(const uint16_t* a, const uint16_t* bm, uint16_t* c,
                                          const dsc_strided_product* product) {
-  half_entry<dsc::runtime::gemm::HalfType::BF16>("dsc_rt_gemm_bf16_strided", a, bm, c, product,
-                                                 nullptr, nullptr, nullptr, 0, nullptr, 0, 0, -1);
+  dsc::runtime::run_routine(__func__, [&] {
+    half_entry<dsc::runtime::gemm::HalfType::BF16>("dsc_rt_gemm_bf16_strided", a, bm, c, product,
+                                                   nullptr, nullptr, nullptr, 0, nullptr, 0, 0, -1);
+  });
 }
 
 extern "C" void dsc_rt_gemm_bf16_strided_epilogue(
     const uint16_t* a, const uint16_t* bm, uint16_t* c, const dsc_strided_product* product,
     dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes, int64_t num_buffers,
     const int64_t* symbols, int64_t num_symbols, int64_t rows_slot, int64_t first_row_slot) {
-  half_entry<dsc::runtime::gemm::HalfType::BF16>("dsc_rt_gemm_bf16_strided_epilogue", a, bm, c,
-                                                 product, epilogue, buffers, row_bytes,
-                                                 num_buffers, symbols, num_symbols, rows_slot,
-                                                 first_row_slot);
+  dsc::runtime::run_routine(__func__, [&] {
+    half_entry<dsc::runtime::gemm::HalfType::BF16>("dsc_rt_gemm_bf16_strided_epilogue", a, bm, c,
+                                                   product, epilogue, buffers, row_bytes,
+                                                   num_buffers, symbols, num_symbols, rows_slot,
+                                                   first_row_slot);
+  });
 }
 
 extern "C" void dsc_rt_gemm_f16_strided(const uint16_t* a, const uint16_t* bm, uint16_t* c,
                                         const dsc_strided_product* product) {
-  half_entry<dsc::runtime::gemm::HalfType::F16>("dsc_rt_gemm_f16_strided", a, bm, c, product,
-                                                nullptr, nullptr, nullptr, 0, nullptr, 0, 0, -1);
+  dsc::runtime::run_routine(__func__, [&] {
+    half_entry<dsc::runtime::gemm::HalfType::F16>("dsc_rt_gemm_f16_strided", a, bm, c, product,
+                                                  nullptr, nullptr, nullptr, 0, nullptr, 0, 0, -1);
+  });
 }
 
 extern "C" void dsc_rt_gemm_f16_strided_epilogue(
     const uint16_t* a, const uint16_t* bm, uint16_t* c, const dsc_strided_product* product,
     dsc_kernel_fn epilogue, void* const* buffers, const int64_t* row_bytes, int64_t num_buffers,
     const int64_t* symbols, int64_t num_symbols, int64_t rows_slot, int64_t first_row_slot) {
-  half_entry<dsc::runtime::gemm::HalfType::F16>("dsc_rt_gemm_f16_strided_epilogue", a, bm, c,
-                                                product, epilogue, buffers, row_bytes, num_buffers,
-                                                symbols, num_symbols, rows_slot, first_row_slot);
+  dsc::runtime::run_routine(__func__, [&] {
+    half_entry<dsc::runtime::gemm::HalfType::F16>("dsc_rt_gemm_f16_strided_epilogue", a, bm, c,
+                                                  product, epilogue, buffers, row_bytes, num_buffers,
+                                                  symbols, num_symbols, rows_slot, first_row_slot);
+  });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/HostABI.h"
+#include "runtime/RoutineFailure.h"
 #include "runtime/gemm/Driver.h"
 #include "runtime/gemm/Scratch.h"
 
@@ -95,12 +96,16 @@ void multiply_quantized(const QuantKernels& K, int bits, const float* x, const i
 
 extern "C" void dsc_rt_gemm_q8_f32(const float* x, const int8_t* w, const uint16_t* scales,
                                    float* y, int64_t m, int64_t n, int64_t k, int64_t groups) {
-  using namespace dsc::runtime::gemm;
-  multiply_quantized(quant_kernels(), 8, x, w, scales, y, m, n, k, groups);
+  dsc::runtime::run_routine(__func__, [&] {
+    using namespace dsc::runtime::gemm;
+    multiply_quantized(quant_kernels(), 8, x, w, scales, y, m, n, k, groups);
+  });
 }
 
 extern "C" void dsc_rt_gemm_q4_f32(const float* x, const int8_t* w, const uint16_t* scales,
                                    float* y, int64_t m, int64_t n, int64_t k, int64_t groups) {
-  using namespace dsc::runtime::gemm;
-  multiply_quantized(quant_kernels(), 4, x, w, scales, y, m, n, k, groups);
+  dsc::runtime::run_routine(__func__, [&] {
+    using namespace dsc::runtime::gemm;
+    multiply_quantized(quant_kernels(), 4, x, w, scales, y, m, n, k, groups);
+  });
 }

@@ -8,6 +8,8 @@
 #include <memory>
 #include <new>
 
+#include "runtime/FaultInjection.h"
+
 namespace dsc::runtime::gemm {
 
 class Scratch {
@@ -16,8 +18,13 @@ public:
     if (floats > capacity_) {
       int64_t want = std::max(floats, capacity_ * 2);
       size_t bytes = (static_cast<size_t>(want) * sizeof(float) + 63) / 64 * 64;
-      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-      if (!data_) throw std::bad_alloc();
+      // On failure the buffer held so far stays, and std::bad_alloc goes to the routine's
+      // entry point, which fails the call (runtime/RoutineFailure.h).
+      auto* fresh = faults::fail_now(faults::Site::Allocation)
+                        ? nullptr
+                        : static_cast<float*>(std::aligned_alloc(64, bytes));
+      if (!fresh) throw std::bad_alloc();
+      data_.reset(fresh);
       capacity_ = want;
     }
     return data_.get();

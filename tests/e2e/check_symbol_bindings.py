@@ -10,13 +10,14 @@ prime, an awkward size), or `dscc check` refuses it with the message the table g
   check_symbol_bindings.py --table                          prints the table as Markdown
 """
 
-import argparse
 import os
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+import docs_table
 
 # ---- rows: how K is bound ------------------------------------------------------------------
 # Each binds K and gives `v: f32[K]`: the fn's parameters, the statements before the use, the
@@ -174,23 +175,10 @@ def table():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dscc")
-    ap.add_argument("--table", action="store_true", help="print the table as Markdown")
-    ap.add_argument("--docs", help="docs/language.md, which must hold the table as printed")
-    args = ap.parse_args()
-    if args.table:
-        print(table())
+    args = docs_table.parse_args(__doc__, "docs/language.md", table())
+    if args is None:
         return
-    if not args.dscc:
-        ap.error("--dscc is required")
-    stale_docs = False
-    if args.docs:
-        with open(args.docs) as f:
-            stale_docs = table() not in f.read()
-        if stale_docs:
-            print(f"{args.docs} does not hold the table this test checks: paste the output of "
-                  f"`{sys.argv[0]} --table` into it")
+    stale_docs = docs_table.docs_are_stale(args, table())
     failures = 0
     rng = np.random.default_rng(40)
     with tempfile.TemporaryDirectory() as workdir:

@@ -13,8 +13,11 @@
 #include "ir/Printer.h"
 #include "lang/Frontend.h"
 #include "passes/Pipeline.h"
+#include "support/LargeStack.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int parse_one(const uint8_t* data, size_t size) {
   dsc::SourceManager sources;
   dsc::DiagnosticEngine diags(sources);
   uint32_t file = sources.add("fuzz.dsc", std::string(reinterpret_cast<const char*>(data), size));
@@ -52,4 +55,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   verifying.verify_each = true;
   dsc::passes::build_pipeline(ctx.target, "infer_shapes", "collect_facts").run(c, ctx, verifying);
   return 0;
+}
+
+} // namespace
+
+// On the compiler's large stack, as dscc compiles (a long chain of operators nests deep).
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return dsc::on_large_stack([&] { return parse_one(data, size); });
 }

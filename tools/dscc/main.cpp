@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backends/cuda/CudaHostDevice.h"
+#include "support/LargeStack.h"
 #include "tools/dscc/Command.h"
 
 namespace {
@@ -27,6 +28,18 @@ commands:
 Run `dscc <command> --help` for the options of one command.
 )";
 
+int run_command(const std::string& command, dsc::dscc::Args& args) {
+  if (command == "prove") return dsc::dscc::run_prove(args);
+  if (command == "check") return dsc::dscc::run_check(args);
+  if (command == "repl") return dsc::dscc::run_repl(args);
+  if (command == "build") return dsc::dscc::run_build(args);
+  if (command == "run") return dsc::dscc::run_run(args);
+  if (command == "opt") return dsc::dscc::run_opt(args);
+  if (command == "generate") return dsc::dscc::run_generate(args);
+  std::fprintf(stderr, "dscc: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -46,13 +59,5 @@ int main(int argc, char** argv) {
   dsc::dscc::Args args(argv + 2, argv + argc);
   // The backends dscc compiles for besides the CPU.
   dsc::cuda::register_cuda_host_device();
-  if (command == "prove") return dsc::dscc::run_prove(args);
-  if (command == "check") return dsc::dscc::run_check(args);
-  if (command == "repl") return dsc::dscc::run_repl(args);
-  if (command == "build") return dsc::dscc::run_build(args);
-  if (command == "run") return dsc::dscc::run_run(args);
-  if (command == "opt") return dsc::dscc::run_opt(args);
-  if (command == "generate") return dsc::dscc::run_generate(args);
-  std::fprintf(stderr, "dscc: error: unknown command '%s'\n\n%s", command.c_str(), kUsage);
-  return 1;
+  return dsc::on_large_stack([&] { return run_command(command, args); });
 }

@@ -7,6 +7,7 @@
 #include "symbolic/Parser.h"
 #include "symbolic/Prover.h"
 #include "tools/dscc/Check.h"
+#include "support/LargeStack.h"
 #include "tools/dscc/Compile.h"
 
 namespace dsc::python {
@@ -61,55 +62,67 @@ void check_into(const Source& source, CheckedSource* out) {
 } // namespace
 
 std::string build_library(const Source& source, const BuildArgs& args, const std::string& out_path) {
-  dscc::CompileOptions options = parse_args(source, args);
-  std::ostringstream out, err;
-  std::optional<passes::Compilation> c = dscc::compile_file(options, out, err);
-  if (!c) fail(err.str());
-  std::string error;
-  if (!cpu::build_shared_library(c->module, c->hosts, dscc::manifest_of(*c), options.target,
-                                 out_path, &error))
-    fail(error);
-  return err.str();
+  // On the compiler's large stack, as dscc compiles (support/LargeStack.h).
+  return on_large_stack([&]() -> std::string {
+    dscc::CompileOptions options = parse_args(source, args);
+    std::ostringstream out, err;
+    std::optional<passes::Compilation> c = dscc::compile_file(options, out, err);
+    if (!c) fail(err.str());
+    std::string error;
+    if (!cpu::build_shared_library(c->module, c->hosts, dscc::manifest_of(*c), options.target,
+                                   out_path, &error))
+      fail(error);
+    return err.str();
+  });
 }
 
 std::string print_ir(const Source& source, const BuildArgs& args, const std::string& after) {
-  dscc::CompileOptions options = parse_args(source, args);
-  options.quiet = true;
-  std::string error;
-  if (dscc::parse_compile_option("--print-after=" + after, &options, &error) !=
-          dscc::OptionResult::Parsed ||
-      !error.empty())
-    fail(error.empty() ? "cannot print after '" + after + "'" : error);
-  std::ostringstream out, err;
-  std::optional<passes::Compilation> c = dscc::compile_file(options, out, err);
-  if (!c) fail(err.str());
-  if (options.print_llvm) {
-    std::string text = cpu::emit_llvm_ir(c->module, c->hosts, dscc::manifest_of(*c), options.target,
-                                         true, &error);
-    if (text.empty()) fail(error);
-    return text;
-  }
-  return out.str();
+  // On the compiler's large stack, as dscc compiles (support/LargeStack.h).
+  return on_large_stack([&]() -> std::string {
+    dscc::CompileOptions options = parse_args(source, args);
+    options.quiet = true;
+    std::string error;
+    if (dscc::parse_compile_option("--print-after=" + after, &options, &error) !=
+            dscc::OptionResult::Parsed ||
+        !error.empty())
+      fail(error.empty() ? "cannot print after '" + after + "'" : error);
+    std::ostringstream out, err;
+    std::optional<passes::Compilation> c = dscc::compile_file(options, out, err);
+    if (!c) fail(err.str());
+    if (options.print_llvm) {
+      std::string text = cpu::emit_llvm_ir(c->module, c->hosts, dscc::manifest_of(*c), options.target,
+                                           true, &error);
+      if (text.empty()) fail(error);
+      return text;
+    }
+    return out.str();
+  });
 }
 
 CheckReport check(const Source& source) {
-  CheckedSource c;
-  check_into(source, &c);
-  return {dscc::format_shapes(c.checked->module), dscc::format_facts(c.checked->module, c.sources)};
+  // On the compiler's large stack, as dscc compiles (support/LargeStack.h).
+  return on_large_stack([&]() -> CheckReport {
+    CheckedSource c;
+    check_into(source, &c);
+    return {dscc::format_shapes(c.checked->module), dscc::format_facts(c.checked->module, c.sources)};
+  });
 }
 
 std::string explain_fusion(const Source& source, const std::string& fn) {
-  CheckedSource c;
-  check_into(source, &c);
-  std::optional<passes::FusionLog> log = dscc::explain_fusion(c.checked->module, c.diags, c.prover);
-  if (!log) {
+  // On the compiler's large stack, as dscc compiles (support/LargeStack.h).
+  return on_large_stack([&]() -> std::string {
+    CheckedSource c;
+    check_into(source, &c);
+    std::optional<passes::FusionLog> log = dscc::explain_fusion(c.checked->module, c.diags, c.prover);
+    if (!log) {
+      std::ostringstream text;
+      c.diags.print(text);
+      fail(text.str());
+    }
     std::ostringstream text;
-    c.diags.print(text);
-    fail(text.str());
-  }
-  std::ostringstream text;
-  log->print(text, c.sources, fn);
-  return text.str();
+    log->print(text, c.sources, fn);
+    return text.str();
+  });
 }
 
 ProofReport prove(const std::string& fact, const std::vector<std::string>& assumptions,

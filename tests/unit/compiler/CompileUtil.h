@@ -222,4 +222,16 @@ inline void expect_matches_reference(const NumericCase& c, const CompiledProgram
   }
 }
 
+// Entry `fn` of a compiled model called on `inputs` (as views).
+inline runtime::CallResult call_entry(runtime::Model& model, std::vector<runtime::Tensor>& inputs,
+                                      const std::string& fn = "f") {
+  std::vector<DLTensor> views;
+  for (runtime::Tensor& t : inputs)
+    views.push_back(t.dl_view());
+  std::vector<const DLTensor*> ptrs;
+  for (const DLTensor& v : views)
+    ptrs.push_back(&v);
+  return model.run(fn, ptrs);
+}
+
 } // namespace dsc::testing

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "LangTestUtil.h"
+#include "lang/Ast.h"
+#include "support/LargeStack.h"
 
 namespace dsc::lang {
 namespace {
@@ -195,11 +197,36 @@ TEST(Robustness, DeepOperatorChains) {
   size_t n = 30000;
   expect_too_deep("fn f(x: f32[B]) { return " + repeat("-", n) + "x }");
   expect_too_deep("fn f(x: f32[B]) { return " + repeat("!", n) + "x }");
-  expect_too_deep("fn f(x: f32[B]) { return x" + repeat(" + x", n) + " }");
   expect_too_deep("fn f(x: f32[B]) { return x" + repeat(" < x", n) + " }");
-  expect_too_deep("fn f(x: f32[B" + repeat(" * B", n) + "]) { return x }");
-  expect_too_deep("fn f(x: f32[B]) where " + repeat("B + ", n) + "1 > 0 { return x }");
   expect_too_deep("fn f(x: f32[B]) { return f(" + repeat("f(", n) + ") }");
+}
+
+// A chain of binary operators of one level is one level of nesting however long, up to
+// kMaxChainLength operators; the walkers recurse once per link, so it is parsed on the
+// compiler's large stack, as dscc parses.
+TEST(Robustness, LongOperatorChainsAreOneLevel) {
+  const size_t n = 30000;
+  for (const std::string& text :
+       {"fn f(x: f32[B]) { return x" + repeat(" + x", n) + " }",
+        "fn f(x: f32[B]) { return x" + repeat(" * 2.0 - x", n / 2) + " }",
+        "fn f(x: f32[B" + repeat(" + B", n) + "]) { return x }",
+        "fn f(x: f32[B]) where " + repeat("B + ", n) + "1 > 0 { return x }",
+        "prim p(a: f32[n]) -> (y: f32[n]) { for i in 0..n { y[i] = a[i]" +
+            repeat(" + a[i]", n) + " } }"}) {
+    bool ok = on_large_stack([&] {
+      auto p = parse(text);
+      return p->module && p->diags.error_count() == 0;
+    });
+    EXPECT_TRUE(ok) << text.substr(0, 80);
+  }
+  const auto longest = static_cast<size_t>(lang::ast::kMaxChainLength);
+  on_large_stack([&] {
+    auto p = parse("fn f(x: f32[B]) { return x" + repeat(" + x", longest + 1) + " }");
+    EXPECT_FALSE(p->module);
+    EXPECT_NE(p->printed().find("chain of operators is too long"), std::string::npos)
+        << p->printed().substr(0, 500);
+    EXPECT_EQ(p->diags.error_count(), 1u);
+  });
 }
 
 TEST(Robustness, DeepStatements) {
