@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "support/Precedence.h"
+
 namespace dsc::lang::ast {
 
 Expr::Expr() = default;
@@ -49,30 +51,12 @@ ExprPtr make_unary(Op op, SourceLoc loc, ExprPtr x) {
   return e;
 }
 
-namespace {
-
-// The grammar's levels of binary operators (lang/Parser.y's %left lines, loosest first).
-int level(Op op) {
-  switch (op) {
-  case Op::Or:
-    return 0;
-  case Op::And:
-    return 1;
-  case Op::Add:
-  case Op::Sub:
-    return 2;
-  default:
-    return 3; // * / %
-  }
-}
-
-} // namespace
-
 ExprPtr make_binary(Op op, SourceLoc loc, ExprPtr a, ExprPtr b) {
   ExprPtr e = make_leaf(ExprKind::Binary, loc);
   e->op = op;
   // `a + b + c` at one level counts as one level of nesting, however long: the chain's
   // height is its tallest operand's, plus one.
+  auto level = [](Op o) { return precedence::infix_level(op_spelling(o)); };
   bool chained = a && a->kind == ExprKind::Binary && !a->parenthesized && level(a->op) == level(op);
   e->height = chained ? std::max(a->height, 1 + height(b)) : 1 + std::max(height(a), height(b));
   e->chain_length = chained ? a->chain_length + 1 : 1;

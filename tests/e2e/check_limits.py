@@ -65,6 +65,24 @@ LIMITS = [
 ]
 
 
+# Sizes with no fixed limit, each probed at a size past what models use: it must compile (and,
+# where a run is cheap, run). docs/dscc.md lists them under the table.
+def high_rank(n):
+    dims = ", ".join(f"D{i}" for i in range(n))
+    return f"fn f(x: f32[{dims}]) -> f32[{dims}] {{\n  return x * 2.0\n}}\n"
+
+
+def many_symbols(n):
+    params = ", ".join(f"x{i}: f32[S{i}]" for i in range(n))
+    return f"fn f({params}) -> f32[S0] {{\n  return x0\n}}\n"
+
+
+UNLIMITED = [
+    ("rank", 40, high_rank, ["run", "--shape", ",".join(f"D{i}=1" for i in range(40))]),
+    ("symbols (and parameters) of one fn", 3000, many_symbols, ["check"]),
+]
+
+
 def run(dscc, limit, n, workdir):
     source = limit.make(n)
     if limit.command == "prove":
@@ -112,6 +130,17 @@ def main():
             for p in problems:
                 print("  " + p.replace("\n", "\n  "))
             failures += bool(problems)
+        for what, n, make, command in UNLIMITED:
+            path = os.path.join(workdir, "unlimited.dsc")
+            with open(path, "w") as f:
+                f.write(make(n))
+            r = subprocess.run([args.dscc, command[0], path] + command[1:], capture_output=True,
+                               text=True)
+            label = f"{what} at {n} ({command[0]})"
+            print(f"{label:60}: {'ok' if r.returncode == 0 else 'FAIL'}")
+            if r.returncode != 0:
+                print("  " + r.stderr.replace("\n", "\n  "))
+                failures += 1
     sys.exit(1 if failures else 0)
 
 

@@ -6,6 +6,8 @@
 #   DSC_FUZZ_SECONDS=600 tools/scripts/fuzz.sh fuzz_npy
 # Prints one summary line per target and exits non-zero when any target reports a crash, leak,
 # hang or sanitizer error; the failing input is left in the build directory (see docs/testing.md).
+# Run without arguments, it also runs the fault-injection test (every allocation of a model call
+# refused in turn) in the same sanitized build, where LeakSanitizer checks that nothing leaks.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # ccache keys paths relative to the checkout, so every clone shares one cache.
@@ -65,4 +67,14 @@ for t in "${targets[@]}"; do
     failed=1
   fi
 done
+if [ $# -eq 0 ]; then
+  cmake --build "$build" -j "$(nproc)" --target compiler_FaultInjectionTest
+  if DSC_SOURCE_DIR="$root" "$build/tests/unit/compiler_FaultInjectionTest" >"$work/faults.log" 2>&1; then
+    echo "compiler_FaultInjectionTest: passed under ASan+UBSan, no leak reported"
+  else
+    tail -n 40 "$work/faults.log"
+    echo "compiler_FaultInjectionTest: FAILED under ASan+UBSan"
+    failed=1
+  fi
+fi
 exit "$failed"
