@@ -60,6 +60,19 @@ bool is_float(DType d) {
 bool is_int(DType d) {
   return info(d).is_int;
 }
+int literal_kind_rank(DType weak) {
+  return weak == DType::Bool ? 0 : is_int(weak) ? 1 : 2;
+}
+bool weak_fits(DType weak, DType strong) {
+  switch (literal_kind_rank(weak)) {
+  case 0:
+    return strong == DType::Bool;
+  case 1:
+    return strong != DType::Bool;
+  default:
+    return is_float(strong);
+  }
+}
 
 Type Type::tensor(DType dtype, std::vector<symbolic::Expr> shape) {
   Type t;

@@ -42,6 +42,11 @@ DType compute_dtype(DType d);
 double dtype_tolerance(DType d);
 bool is_float(DType d);
 bool is_int(DType d); // the signed integer dtypes, not bool
+// Literals are weak: `2` stands for any numeric dtype, `0.5` for any float, `true` for bool.
+// The kind of literal a weak dtype holds (bool 0 < integer 1 < float 2), and whether a weak
+// value of dtype `weak` may stand where `strong` is expected.
+int literal_kind_rank(DType weak);
+bool weak_fits(DType weak, DType strong);
 
 struct Type {
   // Unknown: not inferred yet. Tensor, Tuple: values. Any: a generic `tensor` parameter of a

@@ -157,24 +157,9 @@ std::optional<size_t> normalize_axis(int64_t axis, size_t rank, const std::strin
 
 namespace {
 
-// bool < int < float, for weak literals.
-int kind_rank(DType d) {
-  return d == DType::Bool ? 0 : is_int(d) ? 1 : 2;
-}
-
-bool weak_fits(DType weak, DType strong) {
-  switch (kind_rank(weak)) {
-  case 0:
-    return strong == DType::Bool;
-  case 1:
-    return strong != DType::Bool;
-  default:
-    return is_float(strong);
-  }
-}
-
 const char* literal_kind(DType d) {
-  return kind_rank(d) == 0 ? "bool" : kind_rank(d) == 1 ? "integer" : "float";
+  int rank = literal_kind_rank(d);
+  return rank == 0 ? "bool" : rank == 1 ? "integer" : "float";
 }
 
 } // namespace
@@ -210,7 +195,7 @@ std::optional<UnifiedDType> unify_dtypes(const std::string& op, const BoundArgs&
   for (size_t i : which) {
     const Type& t = args.types[i];
     if (!t.is_tensor()) continue;
-    if (!widest || kind_rank(t.dtype) > kind_rank(*widest)) widest = t.dtype;
+    if (!widest || literal_kind_rank(t.dtype) > literal_kind_rank(*widest)) widest = t.dtype;
   }
   return UnifiedDType{widest.value_or(DType::F32), true};
 }
