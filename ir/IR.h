@@ -110,6 +110,13 @@ using Stmt = NodeRef<StmtNode>;
 
 // ---------------------------------------------------------------- graph level
 
+// `_`: a `let` field that discards its value (`let _, b = split(x, 2)`). Every var of this name
+// is a different var, never read; printers keep the name as it is.
+inline constexpr std::string_view kDiscardName = "_";
+inline bool is_discard_name(std::string_view name) {
+  return name == kDiscardName;
+}
+
 struct Var : ExprNode {
   static constexpr NodeKind node_kind = NodeKind::Var;
   std::string name;

@@ -355,7 +355,7 @@ public:
   const std::string& name(const Var* v) {
     auto it = names_.find(v);
     if (it != names_.end()) return it->second;
-    if (v->name == "_") return names_.emplace(v, "_").first->second;
+    if (is_discard_name(v->name)) return names_.emplace(v, v->name).first->second;
     std::string base = sanitize_identifier(v->name);
     std::string n = base;
     for (int k = 1; used_.count(n); ++k)

@@ -152,4 +152,80 @@ void update_height(Stmt& s) {
   s.height = 1 + h;
 }
 
+// Declarations travel by pointer: they are the largest values, and the parser's stack cells
+// are as large as the largest value.
+std::unique_ptr<Decl> make_decl(DeclKind kind, const Span& at, std::string name,
+                                const Span& name_at) {
+  auto d = std::make_unique<Decl>();
+  d->kind = kind;
+  d->loc = at.begin;
+  d->name = Ident{std::move(name), name_at.begin};
+  return d;
+}
+
+TypeNode named_type(std::string name, const Span& at) {
+  TypeNode t;
+  t.kind = TypeNode::Kind::Named;
+  t.name = std::move(name);
+  t.loc = at.begin;
+  return t;
+}
+
+TypeNode tensor_type(std::string name, const Span& at, std::vector<ExprPtr> dims) {
+  TypeNode t = named_type(std::move(name), at);
+  t.kind = TypeNode::Kind::Tensor;
+  for (const ExprPtr& d : dims) t.height = std::max(t.height, d->height + 1);
+  t.dims = std::move(dims);
+  return t;
+}
+
+TypeNode tuple_type(const Span& at, std::vector<TypeNode> fields) {
+  TypeNode t;
+  t.kind = TypeNode::Kind::Tuple;
+  t.loc = at.begin;
+  for (const TypeNode& f : fields) t.height = std::max(t.height, f.height + 1);
+  t.fields = std::move(fields);
+  return t;
+}
+
+StmtPtr make_stmt(StmtKind kind, const Span& at) {
+  auto s = std::make_unique<Stmt>();
+  s->kind = kind;
+  s->loc = at.begin;
+  return s;
+}
+
+std::unique_ptr<Block> make_block(const Span& open, const Span& close, std::vector<StmtPtr> stmts,
+                                  ExprPtr result) {
+  auto b = std::make_unique<Block>();
+  b->loc = open.begin;
+  b->end_loc = close.begin;
+  for (StmtPtr& s : stmts)
+    if (s) b->stmts.push_back(std::move(s));
+  b->result = std::move(result);
+  update_height(*b);
+  return b;
+}
+
+// `else if ...` is an else block whose only content is the nested `if`.
+std::unique_ptr<Block> wrap_expr(ExprPtr e) {
+  auto b = std::make_unique<Block>();
+  b->loc = e->loc;
+  b->end_loc = e->loc;
+  b->result = std::move(e);
+  update_height(*b);
+  return b;
+}
+
+std::unique_ptr<Block> wrap_stmt(StmtPtr s) {
+  auto b = std::make_unique<Block>();
+  if (s) {
+    b->loc = s->loc;
+    b->end_loc = s->loc;
+    b->stmts.push_back(std::move(s));
+  }
+  update_height(*b);
+  return b;
+}
+
 } // namespace dsc::lang::ast

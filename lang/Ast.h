@@ -236,6 +236,20 @@ ExprPtr make_if(SourceLoc loc, ExprPtr cond, std::unique_ptr<Block> then_block,
                 std::unique_ptr<Block> else_block);
 ExprPtr make_for(SourceLoc loc, std::unique_ptr<LoopParts> parts);
 
+// Declarations travel by pointer: they are the largest values, and the parser's stack cells
+// are as large as the largest value.
+std::unique_ptr<Decl> make_decl(DeclKind kind, const Span& at, std::string name,
+                                const Span& name_at);
+TypeNode named_type(std::string name, const Span& at);
+TypeNode tensor_type(std::string name, const Span& at, std::vector<ExprPtr> dims);
+TypeNode tuple_type(const Span& at, std::vector<TypeNode> fields);
+StmtPtr make_stmt(StmtKind kind, const Span& at);
+std::unique_ptr<Block> make_block(const Span& open, const Span& close, std::vector<StmtPtr> stmts,
+                                  ExprPtr result);
+// `else if ...` is an else block whose only content is the nested `if`.
+std::unique_ptr<Block> wrap_expr(ExprPtr e);
+std::unique_ptr<Block> wrap_stmt(StmtPtr s);
+
 // The height of a block from its statements and result; of a statement from its parts.
 void update_height(Block& b);
 void update_height(Stmt& s);

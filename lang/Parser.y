@@ -98,6 +98,14 @@ using ast::ExprKind;
 using ast::ExprPtr;
 using ast::Op;
 using ast::StmtPtr;
+using ast::make_block;
+using ast::make_decl;
+using ast::make_stmt;
+using ast::named_type;
+using ast::tensor_type;
+using ast::tuple_type;
+using ast::wrap_expr;
+using ast::wrap_stmt;
 
 template <typename T> std::vector<T> one(T x) {
   std::vector<T> v;
@@ -111,42 +119,6 @@ template <typename T> std::vector<T> append(std::vector<T> v, T x) {
 }
 
 ExprPtr leaf(ExprKind kind, const ast::Span& at) { return ast::make_leaf(kind, at.begin); }
-
-// Declarations travel by pointer: they are the largest values, and the parser's stack cells
-// are as large as the largest value.
-std::unique_ptr<ast::Decl> make_decl(ast::DeclKind kind, const ast::Span& at, std::string name,
-                                     const ast::Span& name_at) {
-  auto d = std::make_unique<ast::Decl>();
-  d->kind = kind;
-  d->loc = at.begin;
-  d->name = ast::Ident{std::move(name), name_at.begin};
-  return d;
-}
-
-ast::TypeNode named_type(std::string name, const ast::Span& at) {
-  ast::TypeNode t;
-  t.kind = ast::TypeNode::Kind::Named;
-  t.name = std::move(name);
-  t.loc = at.begin;
-  return t;
-}
-
-ast::TypeNode tensor_type(std::string name, const ast::Span& at, std::vector<ExprPtr> dims) {
-  ast::TypeNode t = named_type(std::move(name), at);
-  t.kind = ast::TypeNode::Kind::Tensor;
-  for (const ExprPtr& d : dims) t.height = std::max(t.height, d->height + 1);
-  t.dims = std::move(dims);
-  return t;
-}
-
-ast::TypeNode tuple_type(const ast::Span& at, std::vector<ast::TypeNode> fields) {
-  ast::TypeNode t;
-  t.kind = ast::TypeNode::Kind::Tuple;
-  t.loc = at.begin;
-  for (const ast::TypeNode& f : fields) t.height = std::max(t.height, f.height + 1);
-  t.fields = std::move(fields);
-  return t;
-}
 
 // `as [dims] strides [strides] offset N` after a type, the three words checked (they are words
 // here, not keywords).
@@ -179,46 +151,6 @@ ast::Ident epilogue_clause(ParseDriver& drv, const std::string& word, const ast:
     drv.diags().error(word_at.begin, "expected `epilogue PRIM` after the routine's name, found `" +
                                          word + "`");
   return ast::Ident{std::move(prim), prim_at.begin};
-}
-
-StmtPtr make_stmt(ast::StmtKind kind, const ast::Span& at) {
-  auto s = std::make_unique<ast::Stmt>();
-  s->kind = kind;
-  s->loc = at.begin;
-  return s;
-}
-
-std::unique_ptr<ast::Block> make_block(const ast::Span& open, const ast::Span& close,
-                                       std::vector<StmtPtr> stmts, ExprPtr result) {
-  auto b = std::make_unique<ast::Block>();
-  b->loc = open.begin;
-  b->end_loc = close.begin;
-  for (StmtPtr& s : stmts)
-    if (s) b->stmts.push_back(std::move(s));
-  b->result = std::move(result);
-  ast::update_height(*b);
-  return b;
-}
-
-// `else if ...` is an else block whose only content is the nested `if`.
-std::unique_ptr<ast::Block> wrap_expr(ExprPtr e) {
-  auto b = std::make_unique<ast::Block>();
-  b->loc = e->loc;
-  b->end_loc = e->loc;
-  b->result = std::move(e);
-  ast::update_height(*b);
-  return b;
-}
-
-std::unique_ptr<ast::Block> wrap_stmt(StmtPtr s) {
-  auto b = std::make_unique<ast::Block>();
-  if (s) {
-    b->loc = s->loc;
-    b->end_loc = s->loc;
-    b->stmts.push_back(std::move(s));
-  }
-  ast::update_height(*b);
-  return b;
 }
 
 StmtPtr finish(ParseDriver& drv, StmtPtr s) {

@@ -181,7 +181,7 @@ bool GraphResolver::params(const std::vector<ast::Param>& ps, bool allow_default
       diags_.error(p.name.loc, "duplicate parameter '" + p.name.name + "'")
           .notes.push_back({prev->loc, "the first is here"});
       ok = false;
-    } else if (p.name.name == "_") {
+    } else if (ir::is_discard_name(p.name.name)) {
       diags_.error(p.name.loc, "a parameter needs a name; '_' only discards a 'let' value");
       ok = false;
     } else {

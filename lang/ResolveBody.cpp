@@ -15,7 +15,7 @@ const VarEntry* GraphResolver::find_var(const std::string& name) const {
 }
 
 void GraphResolver::bind_var(const ast::Ident& name, ir::VarRef var, bool int_attr) {
-  if (name.name == "_") return; // discarded
+  if (ir::is_discard_name(name.name)) return;
   scopes_.back()[name.name] = VarEntry{std::move(var), name.loc, int_attr};
 }
 
@@ -53,7 +53,7 @@ bool GraphResolver::let(const ast::Stmt& s, std::vector<ir::Binding>& bindings) 
     const ast::Ident& n = s.names[i];
     ir::VarRef var = ir::Var::make(n.name, asserted.value_or(Type()), n.loc);
     vars.push_back(var);
-    if (n.name == "_") continue;
+    if (ir::is_discard_name(n.name)) continue;
     bool repeated = std::any_of(s.names.begin(), s.names.begin() + static_cast<long>(i),
                                 [&](const ast::Ident& prev) { return prev.name == n.name; });
     if (repeated) {
@@ -195,7 +195,7 @@ ir::Expr GraphResolver::name_value(const ast::Expr& e) {
             {SourceLoc{}, "a function of an imported module is called: " + name + "(...)"});
     return ir::Expr();
   }
-  if (name == "_") {
+  if (ir::is_discard_name(name)) {
     diags_.error(e.loc, "'_' discards a value; it cannot be read");
     return ir::Expr();
   }

@@ -7,6 +7,7 @@
 #include "ir/Functor.h"
 #include "ir/OpRegistry.h"
 #include "passes/IRUtil.h"
+#include "passes/InlineNames.h"
 #include "passes/LinearDim.h"
 #include "passes/Pipeline.h"
 #include "symbolic/Eval.h"
@@ -25,49 +26,6 @@ using SymbolMap = std::map<std::string, sym::Expr>;
 // instantiates fns with `tensor` parameters 32 levels deep). Each round inlines one level, and
 // one more round finds nothing left to inline.
 constexpr int kMaxCallDepth = 40;
-
-// Names of one round: vars and symbols share one namespace, callees' names are avoided, and
-// the fn's own bindings keep their names (callee bindings inlined before them get others).
-class Names {
-public:
-  void reserve(const std::string& n) { taken_.insert(n); }
-  void claim(const std::string& n) { claimed_.insert(n); }
-  bool claimed(const std::string& n) const { return claimed_.count(n) > 0; }
-
-  // For a binding of the fn itself: its own name when still free.
-  std::string own(const std::string& n) {
-    if (n == "_") return n;
-    if (!taken_.count(n)) {
-      taken_.insert(n);
-      return n;
-    }
-    return fresh(n);
-  }
-
-  std::string fresh(std::string_view hint) {
-    std::string base(hint);
-    if (base == "_") return base;
-    if (size_t dot = base.rfind('.'); dot != std::string::npos) base = base.substr(dot + 1);
-    if (base.empty()) base = "t";
-    if (!taken_.count(base) && !claimed_.count(base)) {
-      taken_.insert(base);
-      return base;
-    }
-    // Names are never released, so every number below the last one given for `base` is taken:
-    // the search starts after it (a chain of N ops names its N temporaries in linear time).
-    for (int& k = next_number_[base];;) {
-      std::string n = base + "_" + std::to_string(++k);
-      if (taken_.count(n) || claimed_.count(n)) continue;
-      taken_.insert(n);
-      return n;
-    }
-  }
-
-private:
-  std::set<std::string> taken_;
-  std::set<std::string> claimed_;
-  std::map<std::string, int> next_number_;
-};
 
 // A value while a body is flattened: an atom (a var, a literal, or an attribute such as a
 // dims list), or a tuple of values.
@@ -687,7 +645,7 @@ private:
   std::vector<ir::Import>& imports_;
   const ir::Function& f_;
   PassContext& ctx_;
-  Names names_;
+  InlineNames names_;
   bool inlined_ = false;
   bool failed_ = false;
 };

@@ -37,14 +37,20 @@ class Config:
             return None
         return default
 
+    def _field(self, key: str, default):
+        """(value, missing): get()'s value, a null standing for the field's default as
+        transformers reads it; missing when the field is absent and required (get() said so)."""
+        v = self.get(key, default)
+        if v is None and key in self.data and default is not _MISSING and default is not None:
+            v = default
+        return v, v is None and key not in self.data and default is not None
+
     def int(self, key: str, default=_MISSING, minimum: int = 1) -> int:
         """A whole number >= minimum and at most MAX_SIZE. A wrong value is a problem and
         reads as `minimum`, so that the shapes computed from it stay valid while the other
         fields are checked."""
-        v = self.get(key, default)
-        if v is None and key in self.data and default is not _MISSING and default is not None:
-            v = default  # null stands for the default, as transformers reads it
-        if v is None and key not in self.data and default is not None:
+        v, missing = self._field(key, default)
+        if missing:
             return minimum
         if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
             self.problem(f"config.json's '{key}' is {v!r}: expected an integer >= {minimum}")
@@ -55,10 +61,8 @@ class Config:
         return v
 
     def float(self, key: str, default=_MISSING) -> float:
-        v = self.get(key, default)
-        if v is None and key in self.data and default is not _MISSING and default is not None:
-            v = default  # null stands for the default, as transformers reads it
-        if v is None and key not in self.data and default is not None:
+        v, missing = self._field(key, default)
+        if missing:
             return 1.0
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             self.problem(f"config.json's '{key}' is {v!r}: expected a number")
